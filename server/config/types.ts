@@ -1,0 +1,63 @@
+/** The typed, frozen server configuration (spec 11.1). Keys mirror the YAML file. */
+export interface TlsConfig {
+  readonly cert_file: string;
+  readonly key_file: string;
+  readonly allow_plaintext: boolean;
+  /** How often the cert files' mtime is checked, in seconds (spec 4.2: hourly). */
+  readonly reload_check_seconds: number;
+}
+
+export interface LimitsConfig {
+  readonly max_body_bytes: number;
+  readonly max_meta_bytes: number;
+  readonly max_frame_bytes: number;
+  readonly max_ttl_seconds: number;
+  readonly max_schedule_seconds: number;
+  readonly max_group_members: number;
+  readonly grace_seconds: number;
+  readonly ack_timeout_seconds: number;
+  readonly delivery_window: number;
+  readonly receipt_window: number;
+  readonly requests_per_second: number;
+  readonly max_pending_per_sender: number;
+  readonly max_pending_per_receiver: number;
+  /** Maximum simultaneous MQTT clients (spec 5 MaximumClients). */
+  readonly max_clients: number;
+}
+
+export interface TimeoutsConfig {
+  /** Close a connection that sends no first byte within this many seconds (spec 4.2). */
+  readonly first_byte_seconds: number;
+  /** Disconnect a client that has not completed `hello` within this many seconds (spec 6.1). */
+  readonly hello_seconds: number;
+  /** How long shutdown waits for the write queue to drain (spec 7.8). */
+  readonly shutdown_drain_seconds: number;
+}
+
+export interface WriterConfig {
+  /** Most ops merged into one transaction (spec 7.2). */
+  readonly max_batch: number;
+  /** Longest wait, in ms, to fill a batch (spec 7.2). */
+  readonly max_wait_ms: number;
+}
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+export type SqliteSynchronous = "FULL" | "NORMAL";
+
+export interface Config {
+  readonly listen: string;
+  readonly admin_listen: string;
+  readonly tls: TlsConfig;
+  readonly trusted_proxies: readonly string[];
+  readonly data_dir: string;
+  readonly limits: LimitsConfig;
+  readonly timeouts: TimeoutsConfig;
+  readonly writer: WriterConfig;
+  readonly session_idle_days: number;
+  readonly record_retention_days: number;
+  readonly idempotency_hours: number;
+  readonly receipt_retention_days: number;
+  readonly sqlite_synchronous: SqliteSynchronous;
+  readonly metrics: { readonly token: string };
+  readonly log: { readonly level: LogLevel };
+}
