@@ -1,0 +1,302 @@
+import assert from "node:assert/strict";
+import { FailureLimiter, IpLockouts, LoginLockouts, TalkLockouts } from "./lockout.ts";
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+/** A hand-driven clock; tests move time, nothing sleeps. */
+class FakeClock {
+  now = 1_750_000_000_000;
+  read = (): number => this.now;
+  advance(ms: number): void {
+    this.now += ms;
+  }
+}
+
+/** One spec 5 rule seen from outside: how to fail it, how to ask whether it is locked. */
+interface Rule {
+  name: string;
+  max: number;
+  windowMs: number;
+  lockMs: number;
+  make(clock: () => number): { fail(): boolean; check(): boolean };
+}
+
+function counter(): () => number {
+  let i = 0;
+  return () => i++;
+}
+
+const RULES: Rule[] = [
+  {
+    name: "FailureLimiter 3 in 1 s",
+    max: 3,
+    windowMs: 1000,
+    lockMs: 2000,
+    make(clock) {
+      const l = new FailureLimiter({ maxFailures: 3, windowMs: 1000, lockMs: 2000, clock });
+      return { fail: () => l.recordFailure("k"), check: () => l.isLocked("k") };
+    },
+  },
+  {
+    name: "login per endpoint + IP",
+    max: 10,
+    windowMs: 5 * MINUTE,
+    lockMs: 5 * MINUTE,
+    make(clock) {
+      const l = new LoginLockouts({ clock });
+      return { fail: () => l.fail("e_1", "192.0.2.1"), check: () => l.check("e_1", "192.0.2.1") };
+    },
+  },
+  {
+    name: "login per endpoint, one new IP per failure",
+    max: 50,
+    windowMs: HOUR,
+    lockMs: HOUR,
+    make(clock) {
+      const l = new LoginLockouts({ clock });
+      const next = counter();
+      return {
+        fail: () => l.fail("e_1", `10.0.${next()}.1`),
+        check: () => l.check("e_1", "198.51.100.7"),
+      };
+    },
+  },
+  {
+    name: "talk password per sender + target",
+    max: 10,
+    windowMs: 5 * MINUTE,
+    lockMs: 5 * MINUTE,
+    make(clock) {
+      const l = new TalkLockouts({ clock });
+      return { fail: () => l.fail("a", "b"), check: () => l.check("a", "b") };
+    },
+  },
+  {
+    name: "talk password per target, one new sender per failure",
+    max: 50,
+    windowMs: HOUR,
+    lockMs: HOUR,
+    make(clock) {
+      const l = new TalkLockouts({ clock });
+      const next = counter();
+      return { fail: () => l.fail(`s${next()}`, "b"), check: () => l.check("fresh", "b") };
+    },
+  },
+  {
+    name: "admin login or registration code per IP",
+    max: 10,
+    windowMs: 5 * MINUTE,
+    lockMs: 5 * MINUTE,
+    make(clock) {
+      const l = new IpLockouts({ clock });
+      return { fail: () => l.fail("203.0.113.9"), check: () => l.check("203.0.113.9") };
+    },
+  },
+];
+
+for (const rule of RULES) {
+  Deno.test(`${rule.name}: ${rule.max - 1} failures do not lock, failure ${rule.max} does`, () => {
+    const clock = new FakeClock();
+    const r = rule.make(clock.read);
+    for (let i = 1; i < rule.max; i++) {
+      assert.equal(r.fail(), false, `failure ${i}`);
+      clock.advance(1);
+    }
+    assert.equal(r.check(), false);
+    assert.equal(r.fail(), true);
+    assert.equal(r.check(), true);
+  });
+
+  Deno.test(`${rule.name}: the lock ends after its time and the count starts fresh`, () => {
+    const clock = new FakeClock();
+    const r = rule.make(clock.read);
+    for (let i = 0; i < rule.max; i++) r.fail();
+    assert.equal(r.check(), true);
+    clock.advance(rule.lockMs - 1);
+    assert.equal(r.check(), true);
+    clock.advance(1);
+    assert.equal(r.check(), false);
+    for (let i = 1; i < rule.max; i++) assert.equal(r.fail(), false, `fresh failure ${i}`);
+    assert.equal(r.check(), false);
+    assert.equal(r.fail(), true);
+  });
+
+  Deno.test(`${rule.name}: failures while locked are not counted and do not extend it`, () => {
+    const clock = new FakeClock();
+    const r = rule.make(clock.read);
+    for (let i = 0; i < rule.max; i++) r.fail();
+    clock.advance(rule.lockMs - 1);
+    for (let i = 0; i < rule.max; i++) assert.equal(r.fail(), false);
+    clock.advance(1);
+    assert.equal(r.check(), false);
+  });
+
+  Deno.test(`${rule.name}: failures older than the window no longer count`, () => {
+    const clock = new FakeClock();
+    const r = rule.make(clock.read);
+    for (let i = 1; i < rule.max; i++) r.fail();
+    // Exactly one window later they have slid out: this failure is the first of a new count.
+    clock.advance(rule.windowMs);
+    assert.equal(r.fail(), false);
+    for (let i = 2; i < rule.max; i++) assert.equal(r.fail(), false, `failure ${i}`);
+    assert.equal(r.check(), false);
+    assert.equal(r.fail(), true);
+  });
+
+  Deno.test(`${rule.name}: the last failure inside the window still locks`, () => {
+    const clock = new FakeClock();
+    const r = rule.make(clock.read);
+    for (let i = 1; i < rule.max; i++) r.fail();
+    clock.advance(rule.windowMs - 1);
+    assert.equal(r.fail(), true);
+    assert.equal(r.check(), true);
+  });
+}
+
+Deno.test("FailureLimiter slides the window one failure at a time", () => {
+  const clock = new FakeClock();
+  const l = new FailureLimiter({ maxFailures: 3, windowMs: 1000, lockMs: 5000, clock: clock.read });
+  l.recordFailure("k"); // t=0
+  clock.advance(600);
+  l.recordFailure("k"); // t=600
+  clock.advance(400);
+  // t=1000: the failure at 0 has left the window, so this is the second, not the third.
+  assert.equal(l.recordFailure("k"), false);
+  clock.advance(599);
+  // t=1599: failures at 600, 1000 and now are within 1000 ms.
+  assert.equal(l.recordFailure("k"), true);
+  assert.equal(l.lockedUntil("k"), clock.now + 5000);
+});
+
+Deno.test("FailureLimiter reports when a lock ends and forgets expired locks", () => {
+  const clock = new FakeClock();
+  const l = new FailureLimiter({ maxFailures: 1, windowMs: 1000, lockMs: 5000, clock: clock.read });
+  assert.equal(l.lockedUntil("k"), null);
+  const start = clock.now;
+  assert.equal(l.recordFailure("k"), true);
+  assert.equal(l.lockedUntil("k"), start + 5000);
+  clock.advance(5000);
+  assert.equal(l.lockedUntil("k"), null);
+  assert.equal(l.size, 0);
+});
+
+Deno.test("FailureLimiter clear() and clearPrefix() forget counts and locks", () => {
+  const clock = new FakeClock();
+  const l = new FailureLimiter({ maxFailures: 2, windowMs: 1000, lockMs: 1000, clock: clock.read });
+  for (const key of ["a:1", "a:2", "ab:1", "b:1"]) {
+    l.recordFailure(key);
+    l.recordFailure(key);
+  }
+  l.clear("b:1");
+  assert.equal(l.isLocked("b:1"), false);
+  assert.equal(l.recordFailure("b:1"), false, "the count started over");
+  l.clearPrefix("a:");
+  assert.equal(l.isLocked("a:1"), false);
+  assert.equal(l.isLocked("a:2"), false);
+  assert.equal(l.isLocked("ab:1"), true);
+});
+
+Deno.test("FailureLimiter keeps at most maxKeys keys and drops the least recently failed", () => {
+  const clock = new FakeClock();
+  const l = new FailureLimiter({
+    maxFailures: 2,
+    windowMs: 10_000,
+    lockMs: 10_000,
+    clock: clock.read,
+    maxKeys: 3,
+  });
+  l.recordFailure("a");
+  l.recordFailure("b");
+  l.recordFailure("c");
+  l.recordFailure("a"); // locks "a" and makes it the most recent
+  l.recordFailure("d"); // drops "b"
+  assert.equal(l.size, 3);
+  assert.equal(l.isLocked("a"), true);
+  assert.equal(l.recordFailure("c"), true, "c kept its first failure");
+  assert.equal(l.recordFailure("b"), false, "b was forgotten, so this is its first failure");
+  assert.equal(l.size, 3);
+});
+
+Deno.test("FailureLimiter rejects options that are not positive", () => {
+  const ok = { maxFailures: 1, windowMs: 1, lockMs: 1 };
+  assert.throws(() => new FailureLimiter({ ...ok, maxFailures: 0 }), RangeError);
+  assert.throws(() => new FailureLimiter({ ...ok, windowMs: -1 }), RangeError);
+  assert.throws(() => new FailureLimiter({ ...ok, lockMs: Number.NaN }), RangeError);
+  assert.throws(() => new FailureLimiter({ ...ok, maxKeys: 0 }), RangeError);
+  assert.equal(new FailureLimiter(ok).size, 0);
+});
+
+Deno.test("a login lock on one IP leaves other IPs and other endpoints alone", () => {
+  const clock = new FakeClock();
+  const l = new LoginLockouts({ clock: clock.read });
+  for (let i = 0; i < 10; i++) l.fail("e_1", "192.0.2.1");
+  assert.equal(l.check("e_1", "192.0.2.1"), true);
+  assert.equal(l.check("e_1", "192.0.2.2"), false);
+  assert.equal(l.check("e_2", "192.0.2.1"), false);
+  assert.equal(l.lockedUntil("e_1", "192.0.2.1"), clock.now + 5 * MINUTE);
+  assert.equal(l.lockedUntil("e_1", "192.0.2.2"), null);
+});
+
+Deno.test("50 failures from many IPs pause password login for the endpoint for 1 hour", () => {
+  const clock = new FakeClock();
+  const l = new LoginLockouts({ clock: clock.read });
+  // Five IPs, ten failures each: every pair locks, and the 50th failure locks the endpoint.
+  let locks = 0;
+  for (let ip = 0; ip < 5; ip++) {
+    for (let i = 0; i < 10; i++) if (l.fail("e_1", `10.0.0.${ip}`)) locks++;
+  }
+  assert.equal(locks, 5);
+  assert.equal(l.check("e_1", "198.51.100.1"), true, "a new IP is refused too");
+  assert.equal(l.check("e_2", "198.51.100.1"), false);
+  clock.advance(5 * MINUTE);
+  assert.equal(l.check("e_1", "10.0.0.0"), true, "the endpoint lock outlasts the pair lock");
+  assert.equal(l.lockedUntil("e_1", "10.0.0.0"), clock.now - 5 * MINUTE + HOUR);
+  clock.advance(HOUR - 5 * MINUTE);
+  assert.equal(l.check("e_1", "10.0.0.0"), false);
+});
+
+Deno.test("unlock() clears both login locks of one endpoint and no other", () => {
+  const clock = new FakeClock();
+  const l = new LoginLockouts({ clock: clock.read });
+  for (let i = 0; i < 50; i++) l.fail("e_1", `10.0.${Math.floor(i / 10)}.1`);
+  for (let i = 0; i < 10; i++) l.fail("e_10", "10.0.0.1");
+  assert.equal(l.check("e_1", "10.0.0.1"), true);
+  l.unlock("e_1");
+  assert.equal(l.check("e_1", "10.0.0.1"), false);
+  assert.equal(l.check("e_1", "198.51.100.1"), false);
+  assert.equal(l.check("e_10", "10.0.0.1"), true, "an id that merely starts the same is kept");
+  // Counts start over too: nine more failures from the old IP do not lock.
+  for (let i = 0; i < 9; i++) assert.equal(l.fail("e_1", "10.0.0.1"), false);
+});
+
+Deno.test("a talk password lock on one sender leaves other senders and targets alone", () => {
+  const clock = new FakeClock();
+  const l = new TalkLockouts({ clock: clock.read });
+  for (let i = 0; i < 10; i++) l.fail("a", "b");
+  assert.equal(l.check("a", "b"), true);
+  assert.equal(l.check("c", "b"), false);
+  assert.equal(l.check("a", "c"), false);
+  assert.equal(l.check("b", "a"), false);
+});
+
+Deno.test("clearTarget() ends every talk password lock on that target", () => {
+  const clock = new FakeClock();
+  const l = new TalkLockouts({ clock: clock.read });
+  for (let i = 0; i < 50; i++) l.fail(`s${i % 5}`, "b");
+  for (let i = 0; i < 10; i++) l.fail("s0", "bb");
+  assert.equal(l.check("new", "b"), true);
+  l.clearTarget("b");
+  assert.equal(l.check("new", "b"), false);
+  assert.equal(l.check("s0", "b"), false);
+  assert.equal(l.check("s0", "bb"), true, "another target keeps its lock");
+});
+
+Deno.test("IP lockouts count each IP on its own", () => {
+  const clock = new FakeClock();
+  const l = new IpLockouts({ clock: clock.read });
+  for (let i = 0; i < 10; i++) l.fail("203.0.113.9");
+  assert.equal(l.check("203.0.113.9"), true);
+  assert.equal(l.check("203.0.113.10"), false);
+  assert.equal(l.lockedUntil("203.0.113.9"), clock.now + 5 * MINUTE);
+});
