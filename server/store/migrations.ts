@@ -1,0 +1,154 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { DatabaseSync } from "node:sqlite";
+import type { Logger } from "../log/log.ts";
+import { openDb } from "./db.ts";
+import { SCHEMA_V1_SQL } from "./schema_v1.ts";
+
+/** One embedded schema step (spec 7.7: migrations are embedded, ordered SQL). */
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+/** Every migration of this build, oldest first. Append; never edit a released entry. */
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: "initial schema", sql: SCHEMA_V1_SQL },
+];
+
+/** The schema version this build expects. */
+export const SCHEMA_VERSION: number = MIGRATIONS[MIGRATIONS.length - 1].version;
+
+/** A migration was refused or failed; the server must exit rather than serve (spec 7.7). */
+export class MigrationError extends Error {
+  override name = "MigrationError";
+}
+
+/** Options of {@link migrate}. */
+export interface MigrateOptions {
+  /** Where `pre-migrate-<time>.db` goes, normally `<data_dir>/backup` (spec 7.7). */
+  backupDir: string;
+  /** Clock for `applied_at` and the backup name, in ms since the epoch. */
+  now?: number;
+  /** Replaces {@link MIGRATIONS}; for tests. */
+  migrations?: readonly Migration[];
+  log?: Logger;
+}
+
+/** What {@link migrate} did. */
+export interface MigrateResult {
+  from: number;
+  to: number;
+  /** The pre-migration copy, or null when nothing was copied (new database or up to date). */
+  backupPath: string | null;
+}
+
+const SQL_HAS_MIGRATIONS_TABLE =
+  "SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'";
+const SQL_CURRENT_VERSION = "SELECT coalesce(max(version), 0) AS version FROM schema_migrations";
+const SQL_COUNT_OBJECTS = "SELECT count(*) AS n FROM sqlite_master";
+const SQL_INSERT_VERSION = "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)";
+const SQL_VACUUM_INTO = "VACUUM INTO ?";
+
+/**
+ * Brings the database at `dbPath` up to the newest version in `migrations`.
+ *
+ * - A new, empty database is migrated without a backup.
+ * - An existing database with pending migrations is first copied with `VACUUM INTO` to
+ *   `<backupDir>/pre-migrate-<yyyymmddThhmmssZ>.db` (spec 7.7).
+ * - A database newer than this build is refused.
+ * - All pending migrations run in one transaction, each with its `schema_migrations` row, so a
+ *   failure leaves the database exactly as it was.
+ *
+ * @throws {MigrationError} when the database is too new or a migration fails.
+ * @example
+ * ```ts
+ * const { from, to } = migrate("data/nixmsg.db", { backupDir: "data/backup" });
+ * ```
+ */
+export function migrate(dbPath: string, opts: MigrateOptions): MigrateResult {
+  const migrations = opts.migrations ?? MIGRATIONS;
+  checkOrder(migrations);
+  const target = migrations.length === 0 ? 0 : migrations[migrations.length - 1].version;
+  const now = opts.now ?? Date.now();
+
+  const db = openDb(dbPath);
+  try {
+    const from = currentVersion(db);
+    if (from > target) {
+      throw new MigrationError(
+        `Database schema version ${from} is newer than this build supports (${target})`,
+      );
+    }
+    const pending = migrations.filter((m) => m.version > from);
+    if (pending.length === 0) return { from, to: from, backupPath: null };
+
+    const empty = (db.prepare(SQL_COUNT_OBJECTS).get() as { n: number }).n === 0;
+    const backupPath = empty ? null : backup(db, opts.backupDir, now);
+    applyAll(db, pending, now);
+    opts.log?.info("Database migrated", { from, to: target, backup: backupPath });
+    return { from, to: target, backupPath };
+  } finally {
+    db.close();
+  }
+}
+
+/** Reads the schema version of an open database; 0 when it has no `schema_migrations`. */
+export function currentVersion(db: DatabaseSync): number {
+  if (db.prepare(SQL_HAS_MIGRATIONS_TABLE).get() === undefined) return 0;
+  return (db.prepare(SQL_CURRENT_VERSION).get() as { version: number }).version;
+}
+
+/** Formats `now` as `20261129T211500Z` for backup file names. */
+export function backupTimestamp(now: number): string {
+  return new Date(now).toISOString().replace(/[-:]/g, "").replace(/\.\d{3}Z$/, "Z");
+}
+
+function checkOrder(migrations: readonly Migration[]): void {
+  let last = 0;
+  for (const m of migrations) {
+    if (!Number.isInteger(m.version) || m.version <= last) {
+      throw new MigrationError(`Migration ${m.version} (${m.name}) is out of order`);
+    }
+    last = m.version;
+  }
+}
+
+function backup(db: DatabaseSync, backupDir: string, now: number): string {
+  mkdirSync(backupDir, { recursive: true });
+  const base = join(backupDir, `pre-migrate-${backupTimestamp(now)}`);
+  // Two upgrades within one second must not collide: VACUUM INTO refuses existing files.
+  let path = `${base}.db`;
+  for (let n = 1; existsSync(path); n++) path = `${base}-${n}.db`;
+  try {
+    db.prepare(SQL_VACUUM_INTO).run(path);
+  } catch (err) {
+    throw new MigrationError(`Backup before migration failed: ${messageOf(err)}`, { cause: err });
+  }
+  return path;
+}
+
+function applyAll(db: DatabaseSync, pending: readonly Migration[], now: number): void {
+  db.exec("BEGIN IMMEDIATE");
+  let current: Migration | undefined;
+  try {
+    for (const m of pending) {
+      current = m;
+      db.exec(m.sql);
+      // Prepared after the SQL: migration 1 creates schema_migrations itself.
+      db.prepare(SQL_INSERT_VERSION).run(m.version, now);
+    }
+    current = undefined;
+    db.exec("COMMIT");
+  } catch (err) {
+    if (db.isTransaction) db.exec("ROLLBACK");
+    const what = current === undefined ? "Commit of migrations" : `Migration ${current.version}`;
+    const name = current === undefined ? "" : ` (${current.name})`;
+    throw new MigrationError(`${what}${name} failed: ${messageOf(err)}`, { cause: err });
+  }
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

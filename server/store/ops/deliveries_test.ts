@@ -1,0 +1,310 @@
+import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import { MIGRATIONS } from "../migrations.ts";
+import { OpError } from "../op_error.ts";
+import { connected, resetOpsContext } from "./context.ts";
+import {
+  ackDelivery,
+  ackTimeout,
+  claimDeliveries,
+  expireDeliveries,
+  rejectTooLarge,
+  unmarkDelivery,
+} from "./deliveries.ts";
+import { recallMessage, type SubmitArgs, submitMessage } from "./messages.ts";
+
+// spec 7.5, 7.6: push marks, ack timeouts, acks and expiry of single deliveries.
+
+const T0 = 1_750_000_000_000;
+const TTL_MS = 600_000;
+
+function freshDb(): DatabaseSync {
+  resetOpsContext();
+  const db = new DatabaseSync(":memory:");
+  db.exec("PRAGMA foreign_keys = ON");
+  db.exec(MIGRATIONS.find((m) => m.version === 1)!.sql);
+  for (const id of ["a", "b"]) {
+    db.prepare(
+      "INSERT INTO endpoints (id, login_hash, created_at, offline_since) VALUES (?, 'x', 0, ?)",
+    )
+      .run(id, T0);
+  }
+  connected(db, { endpointId: "b", connCode: "k1" }, T0);
+  return db;
+}
+
+function send(db: DatabaseSync, id: string, over: Partial<SubmitArgs> = {}): number {
+  return submitMessage(db, {
+    senderId: "a",
+    id,
+    fingerprint: new Uint8Array([7]),
+    toKind: "endpoint",
+    toId: "b",
+    body: new Uint8Array([1, 2]),
+    bodyEnc: "base64",
+    contentType: "application/octet-stream",
+    meta: "{}",
+    sendAt: T0,
+    keep: false,
+    ttlSeconds: TTL_MS / 1000,
+    receipt: true,
+    ...over,
+  }, over.sendAt ?? T0).seq!;
+}
+
+function row(db: DatabaseSync, seq: number): Record<string, unknown> {
+  return { ...db.prepare("SELECT * FROM deliveries WHERE seq = ? AND endpoint_id = 'b'").get(seq) };
+}
+
+function msgState(db: DatabaseSync, seq: number): unknown {
+  return db.prepare("SELECT state FROM messages WHERE seq = ?").get(seq)?.state;
+}
+
+function receipts(db: DatabaseSync): string[] {
+  return (db.prepare("SELECT msg_id, state, reason FROM receipts ORDER BY receipt_id").all() as {
+    msg_id: string;
+    state: string;
+    reason: string;
+  }[]).map((r) => `${r.msg_id}:${r.state}:${r.reason}`);
+}
+
+Deno.test("claim marks unpushed pending deliveries in send_at, seq order up to the limit", () => {
+  const db = freshDb();
+  const late = send(db, "late", { sendAt: T0 + 20 });
+  const early = send(db, "early", { sendAt: T0 + 10 });
+  const first = send(db, "first", { sendAt: T0 });
+  const r = claimDeliveries(db, { endpointId: "b", connCode: "k1", limit: 2 }, T0 + 30);
+  assert.deepEqual(structuredClone(r), r, "plain cloneable data");
+  assert.deepEqual(r.claimed, [
+    { seq: first, msgId: "first", senderId: "a", keep: false, expireAt: null },
+    { seq: early, msgId: "early", senderId: "a", keep: false, expireAt: null },
+  ]);
+  assert.deepEqual(
+    [row(db, first).pushed_conn, row(db, first).pushed_at, row(db, first).attempts],
+    ["k1", T0 + 30, 1],
+  );
+  // Marked ones are not claimed again, by this or another connection (spec 7.5 step 3).
+  const more = claimDeliveries(db, { endpointId: "b", connCode: "k2", limit: 5 }, T0 + 31);
+  assert.deepEqual(more.claimed.map((c) => c.seq), [late]);
+  assert.deepEqual(claimDeliveries(db, { endpointId: "b", connCode: "k1", limit: 0 }, T0), {
+    claimed: [],
+  });
+});
+
+Deno.test("claim leaves deliveries past expire_at to the cleanup loop", () => {
+  const db = freshDb();
+  const kept = send(db, "kept", { keep: true });
+  const r = claimDeliveries(db, { endpointId: "b", connCode: "k1", limit: 5 }, T0 + TTL_MS);
+  assert.deepEqual(r.claimed, []);
+  assert.equal(row(db, kept).pushed_conn, null);
+});
+
+Deno.test("unmark clears a push mark only while it is still this connection's", () => {
+  const db = freshDb();
+  const seq = send(db, "m");
+  claimDeliveries(db, { endpointId: "b", connCode: "k1", limit: 1 }, T0);
+  assert.deepEqual(unmarkDelivery(db, { seq, endpointId: "b", connCode: "k2" }, T0), {
+    cleared: false,
+  });
+  assert.equal(row(db, seq).pushed_conn, "k1");
+  assert.deepEqual(unmarkDelivery(db, { seq, endpointId: "b", connCode: "k1" }, T0), {
+    cleared: true,
+  });
+  assert.equal(row(db, seq).pushed_conn, null);
+  assert.equal(row(db, seq).attempts, 1);
+});
+
+Deno.test("a frame too large for the connection rejects the delivery with a receipt", () => {
+  const db = freshDb();
+  const seq = send(db, "big");
+  claimDeliveries(db, { endpointId: "b", connCode: "k1", limit: 1 }, T0);
+  const r = rejectTooLarge(db, { seq, endpointId: "b", connCode: "k1" }, T0 + 1);
+  assert.equal(r.rejected, true);
+  assert.equal(r.msgId, "big");
+  assert.deepEqual(receipts(db), ["big:rejected:too_large"]);
+  assert.equal(row(db, seq).state, "rejected");
+  assert.equal(msgState(db, seq), "completed");
+  const again = rejectTooLarge(db, { seq, endpointId: "b", connCode: "k1" }, T0 + 2);
+  assert.equal(again.rejected, false);
+  assert.deepEqual(again.receipts, []);
+});
+
+Deno.test("an ack timeout drops, expires or repushes by keep and expire_at", () => {
+  // spec 7.5 step 5.
+  const cases: {
+    name: string;
+    keep: boolean;
+    at: number;
+    conn?: string;
+    want: string;
+    state: string;
+    pushed: string | null;
+    receipts: string[];
+  }[] = [
+    {
+      name: "not kept",
+      keep: false,
+      at: T0 + 300_000,
+      want: "dropped",
+      state: "dropped",
+      pushed: "k1",
+      receipts: ["m:dropped:not_acked"],
+    },
+    {
+      name: "kept, past expire_at",
+      keep: true,
+      at: T0 + TTL_MS,
+      want: "expired",
+      state: "expired",
+      pushed: "k1",
+      receipts: ["m:expired:ttl"],
+    },
+    {
+      name: "kept, before expire_at",
+      keep: true,
+      at: T0 + 300_000,
+      want: "repush",
+      state: "pending",
+      pushed: null,
+      receipts: [],
+    },
+    {
+      name: "another connection's timer",
+      keep: false,
+      at: T0 + 300_000,
+      conn: "k0",
+      want: "none",
+      state: "pending",
+      pushed: "k1",
+      receipts: [],
+    },
+  ];
+  for (const c of cases) {
+    const db = freshDb();
+    const seq = send(db, "m", { keep: c.keep });
+    claimDeliveries(db, { endpointId: "b", connCode: "k1", limit: 1 }, T0);
+    const r = ackTimeout(db, { seq, endpointId: "b", connCode: c.conn ?? "k1" }, c.at);
+    assert.equal(r.outcome, c.want, c.name);
+    assert.deepEqual([r.msgId, r.senderId], ["m", "a"], c.name);
+    assert.deepEqual(
+      [row(db, seq).state, row(db, seq).pushed_conn],
+      [c.state, c.pushed],
+      c.name,
+    );
+    assert.deepEqual(receipts(db), c.receipts, c.name);
+    assert.equal(msgState(db, seq), c.state === "pending" ? "dispatched" : "completed", c.name);
+  }
+});
+
+Deno.test("an ack timeout after the ack changes nothing", () => {
+  const db = freshDb();
+  const seq = send(db, "m");
+  claimDeliveries(db, { endpointId: "b", connCode: "k1", limit: 1 }, T0);
+  ackDelivery(db, { endpointId: "b", from: "a", id: "m" }, T0 + 1);
+  const r = ackTimeout(db, { seq, endpointId: "b", connCode: "k1" }, T0 + 300_000);
+  assert.equal(r.outcome, "none");
+  assert.deepEqual(receipts(db), ["m:accepted:"]);
+});
+
+Deno.test("ack accepts a pending delivery pushed to any connection, once", () => {
+  const db = freshDb();
+  const seq = send(db, "m");
+  claimDeliveries(db, { endpointId: "b", connCode: "old", limit: 1 }, T0);
+  const first = ackDelivery(db, { endpointId: "b", from: "a", id: "m" }, T0 + 5);
+  assert.equal(first.result, "accepted");
+  assert.equal(first.changed, true);
+  assert.equal(first.wasPushedTo, "old");
+  assert.deepEqual(first.receipts.map((r) => [r.msgId, r.endpointId, r.state, r.atMs]), [
+    ["m", "b", "accepted", T0 + 5],
+  ]);
+  assert.equal(msgState(db, seq), "completed");
+  // A repeated ack is a success with no new receipt (spec 6.3).
+  const again = ackDelivery(db, { endpointId: "b", from: "a", id: "m" }, T0 + 6);
+  assert.deepEqual(again, { result: "accepted", changed: false, receipts: [], wasPushedTo: null });
+  assert.equal(receipts(db).length, 1);
+});
+
+Deno.test("ack of a delivery that already ended answers its final state", () => {
+  const cases: { name: string; end: (db: DatabaseSync, seq: number) => void; want: string }[] = [
+    {
+      name: "recalled",
+      end: (db) => recallMessage(db, { senderId: "a", id: "m" }, T0 + 1),
+      want: "recalled",
+    },
+    {
+      name: "expired",
+      end: (db) => expireDeliveries(db, { limit: 10 }, T0 + TTL_MS),
+      want: "expired",
+    },
+    {
+      name: "dropped",
+      end: (db, seq) => {
+        claimDeliveries(db, { endpointId: "b", connCode: "k1", limit: 1 }, T0);
+        db.exec(`UPDATE deliveries SET keep = 0 WHERE seq = ${seq}`);
+        ackTimeout(db, { seq, endpointId: "b", connCode: "k1" }, T0 + 1);
+      },
+      want: "dropped",
+    },
+  ];
+  for (const c of cases) {
+    const db = freshDb();
+    const seq = send(db, "m", { keep: true });
+    c.end(db, seq);
+    const before = receipts(db);
+    const r = ackDelivery(db, { endpointId: "b", from: "a", id: "m" }, T0 + TTL_MS + 1);
+    assert.deepEqual(
+      r,
+      { result: c.want, changed: false, receipts: [], wasPushedTo: null },
+      c.name,
+    );
+    assert.deepEqual(receipts(db), before, c.name);
+  }
+});
+
+Deno.test("ack of an unknown message or of someone else's delivery is not_found", () => {
+  const db = freshDb();
+  send(db, "m");
+  const cases: [string, { endpointId: string; from: string; id: string }][] = [
+    ["unknown id", { endpointId: "b", from: "a", id: "nope" }],
+    ["wrong sender", { endpointId: "b", from: "b", id: "m" }],
+    ["not a recipient", { endpointId: "a", from: "a", id: "m" }],
+  ];
+  for (const [name, args] of cases) {
+    assert.throws(
+      () => ackDelivery(db, args, T0),
+      (err: unknown) => err instanceof OpError && err.code === "not_found",
+      name,
+    );
+  }
+});
+
+Deno.test("expiry ends unpushed deliveries past expire_at and writes their receipts", () => {
+  const db = freshDb();
+  resetOpsContext(); // b offline since T0: not-kept deliveries wait until T0 + grace.
+  const kept = send(db, "kept", { keep: true });
+  const graced = send(db, "graced");
+  const pushed = send(db, "pushed", { keep: true });
+  db.exec(`UPDATE deliveries SET pushed_conn = 'k1' WHERE seq = ${pushed}`);
+  assert.deepEqual(expireDeliveries(db, { limit: 10 }, T0 + 59_999), { changed: 0, receipts: [] });
+  const atGrace = expireDeliveries(db, { limit: 10 }, T0 + 60_000);
+  assert.equal(atGrace.changed, 1);
+  assert.deepEqual(atGrace.receipts.map((r) => [r.msgId, r.state, r.reason]), [
+    ["graced", "dropped", "offline"],
+  ]);
+  const atTtl = expireDeliveries(db, { limit: 10 }, T0 + TTL_MS);
+  assert.deepEqual(atTtl.receipts.map((r) => [r.msgId, r.state, r.reason]), [
+    ["kept", "expired", "ttl"],
+  ]);
+  assert.deepEqual([row(db, graced).state, row(db, kept).state], ["dropped", "expired"]);
+  assert.deepEqual([msgState(db, graced), msgState(db, kept)], ["completed", "completed"]);
+  // Pushed deliveries belong to the ack timeout (spec 7.5 清理循环).
+  assert.equal(row(db, pushed).state, "pending");
+});
+
+Deno.test("expiry respects its limit", () => {
+  const db = freshDb();
+  for (const id of ["x", "y", "z"]) send(db, id, { keep: true });
+  assert.equal(expireDeliveries(db, { limit: 2 }, T0 + TTL_MS).changed, 2);
+  assert.equal(expireDeliveries(db, { limit: 2 }, T0 + TTL_MS).changed, 1);
+  assert.equal(expireDeliveries(db, { limit: 2 }, T0 + TTL_MS).changed, 0);
+});

@@ -1,0 +1,391 @@
+import type { DatabaseSync } from "node:sqlite";
+import { prepareCached } from "../db.ts";
+import { OpError } from "../op_error.ts";
+import { opsContext } from "./context.ts";
+import {
+  completeEarly,
+  countDeliveries,
+  finalize,
+  messageById,
+  messageBySeq,
+  type MessageRow,
+  type MessageState,
+  noteReceipt,
+  type ReceiptRow,
+} from "./receipts.ts";
+
+// Submit, dispatch and recall of messages (spec 7.3, 7.4, 6.4 / 7.6 撤回).
+
+const SQL_SEND_KEY =
+  "SELECT request_sha256, created_at FROM send_keys WHERE sender_id = ? AND msg_id = ?";
+const SQL_ENDPOINT_ENABLED = "SELECT enabled FROM endpoints WHERE id = ?";
+const SQL_GROUP_EXISTS = "SELECT 1 AS found FROM groups WHERE id = ?";
+const SQL_IS_MEMBER = "SELECT 1 AS found FROM group_members WHERE group_id = ? AND endpoint_id = ?";
+const SQL_SENDER_PENDING = `SELECT count(*) AS n FROM (SELECT 1 FROM messages
+  WHERE sender_id = ? AND state IN ('scheduled', 'dispatched') LIMIT ?)`;
+const SQL_INSERT_MESSAGE = `INSERT INTO messages (id, sender_id, dest_kind, dest_id, meta,
+  content_type, body_enc, send_at, keep, ttl_seconds, receipt, state, reason, created_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'scheduled', '', ?)`;
+const SQL_INSERT_BODY = "INSERT INTO message_bodies (seq, body) VALUES (?, ?)";
+const SQL_INSERT_SEND_KEY =
+  "INSERT INTO send_keys (sender_id, msg_id, request_sha256, created_at) VALUES (?, ?, ?, ?)";
+const SQL_MARK_DISPATCHED =
+  "UPDATE messages SET state = 'dispatched' WHERE seq = ? AND state = 'scheduled'";
+const SQL_ENDPOINT_RECIPIENT = "SELECT id, enabled, offline_since FROM endpoints WHERE id = ?";
+const SQL_GROUP_RECIPIENTS = `SELECT e.id, e.enabled, e.offline_since FROM group_members gm
+  JOIN endpoints e ON e.id = gm.endpoint_id
+  WHERE gm.group_id = ? AND gm.endpoint_id <> ? ORDER BY gm.endpoint_id`;
+const SQL_RECEIVER_PENDING = `SELECT count(*) AS n FROM (SELECT 1 FROM deliveries
+  WHERE endpoint_id = ? AND state = 'pending' LIMIT ?)`;
+const SQL_INSERT_DELIVERY = `INSERT INTO deliveries (seq, endpoint_id, send_at, keep, state,
+  reason, expire_at, attempts, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)`;
+const SQL_DUE = `SELECT seq FROM messages WHERE state = 'scheduled' AND send_at <= ?
+  ORDER BY send_at, seq LIMIT ?`;
+const SQL_NEXT_DUE = "SELECT min(send_at) AS at FROM messages WHERE state = 'scheduled'";
+const SQL_RECALL_PENDING = `UPDATE deliveries SET state = 'recalled', reason = '', updated_at = ?
+  WHERE seq = ? AND state = 'pending' RETURNING endpoint_id, pushed_conn`;
+
+/** Args of `message.submit`; the caller has parsed, sized and fingerprinted the request. */
+export interface SubmitArgs {
+  senderId: string;
+  id: string;
+  /** SHA-256 of the normalized request (spec 7.3). */
+  fingerprint: Uint8Array;
+  toKind: "endpoint" | "group";
+  toId: string;
+  body: Uint8Array;
+  bodyEnc: "utf8" | "base64";
+  contentType: string;
+  /** Serialized JSON object. */
+  meta: string;
+  /** Resolved by the caller from send_at_ms / delay_ms / the default delay (spec 6.2). */
+  sendAt: number;
+  keep: boolean;
+  ttlSeconds: number;
+  receipt: boolean;
+}
+
+/** Result of `message.submit`. */
+export interface SubmitResult {
+  /** Absent only for a duplicate whose record is already deleted. */
+  seq?: number;
+  sendAt: number;
+  state: MessageState;
+  duplicate: boolean;
+  /** Endpoints that got new pending deliveries: wake their push loops. */
+  wake: string[];
+  /** Receipts written by this op: push them to their sender. */
+  receipts: ReceiptRow[];
+}
+
+/** What a dispatch did. */
+export interface DispatchOutcome {
+  state: MessageState;
+  wake: string[];
+  receipts: ReceiptRow[];
+}
+
+/**
+ * `message.submit` (spec 7.3), steps 2, 3, 6, 7 and 8 in that order. Talk-password grants
+ * (steps 4, 5) slot in between {@link checkSenderQuota} and {@link insertMessage}.
+ *
+ * @throws {OpError} `conflict`, `invalid_target`, `endpoint_disabled`, `not_member`,
+ * `quota_exceeded`.
+ */
+export function submitMessage(db: DatabaseSync, args: SubmitArgs, now: number): SubmitResult {
+  const duplicate = findDuplicate(db, args);
+  if (duplicate !== null) return duplicate;
+  validateTarget(db, args);
+  checkSenderQuota(db, args.senderId);
+  const msg = insertMessage(db, args, now);
+  insertSendKey(db, args, now);
+  const out: DispatchOutcome = msg.send_at > now
+    ? { state: "scheduled", wake: [], receipts: [] }
+    : dispatch(db, msg, now);
+  return { seq: msg.seq, sendAt: msg.send_at, duplicate: false, ...out };
+}
+
+/**
+ * spec 7.3 step 2, before any other check: a repeat with the same fingerprint gets the original
+ * answer with the message's current state; a different request under the same id is `conflict`.
+ * Returns null for a new message.
+ */
+export function findDuplicate(db: DatabaseSync, args: SubmitArgs): SubmitResult | null {
+  const key = prepareCached(db, SQL_SEND_KEY).get(args.senderId, args.id) as
+    | { request_sha256: Uint8Array; created_at: number }
+    | undefined;
+  const msg = messageById(db, args.senderId, args.id);
+  if (key === undefined) {
+    // The key outlives its record, never the reverse; a lone record is a different request.
+    if (msg !== undefined) throw new OpError("conflict");
+    return null;
+  }
+  if (!sameBytes(key.request_sha256, args.fingerprint)) throw new OpError("conflict");
+  const none = { duplicate: true, wake: [], receipts: [] };
+  if (msg === undefined) {
+    // Record deleted (retention): it completed; the submission time is the best send time known.
+    return { sendAt: key.created_at, state: "completed", ...none };
+  }
+  return { seq: msg.seq, sendAt: msg.send_at, state: msg.state, ...none };
+}
+
+/** spec 7.3 step 3: the target exists, is enabled, and a group has the sender as a member. */
+export function validateTarget(db: DatabaseSync, args: SubmitArgs): void {
+  if (args.toKind === "endpoint") {
+    const row = prepareCached(db, SQL_ENDPOINT_ENABLED).get(args.toId) as
+      | { enabled: number }
+      | undefined;
+    if (row === undefined) throw new OpError("invalid_target");
+    if (row.enabled !== 1) throw new OpError("endpoint_disabled");
+    return;
+  }
+  if (prepareCached(db, SQL_GROUP_EXISTS).get(args.toId) === undefined) {
+    throw new OpError("invalid_target");
+  }
+  if (prepareCached(db, SQL_IS_MEMBER).get(args.toId, args.senderId) === undefined) {
+    throw new OpError("not_member");
+  }
+}
+
+/** spec 7.3 step 3: unfinished messages (scheduled or dispatched) below max_pending_per_sender. */
+export function checkSenderQuota(db: DatabaseSync, senderId: string): void {
+  const max = opsContext.limits.maxPendingPerSender;
+  if (max <= 0) return;
+  const row = prepareCached(db, SQL_SENDER_PENDING).get(senderId, max) as { n: number };
+  if (row.n >= max) throw new OpError("quota_exceeded");
+}
+
+/** spec 7.3 step 6: the message (scheduled) and its body. */
+export function insertMessage(db: DatabaseSync, args: SubmitArgs, now: number): MessageRow {
+  const r = prepareCached(db, SQL_INSERT_MESSAGE).run(
+    args.id,
+    args.senderId,
+    args.toKind,
+    args.toId,
+    args.meta,
+    args.contentType,
+    args.bodyEnc,
+    args.sendAt,
+    args.keep ? 1 : 0,
+    args.ttlSeconds,
+    args.receipt ? 1 : 0,
+    now,
+  );
+  const seq = Number(r.lastInsertRowid);
+  prepareCached(db, SQL_INSERT_BODY).run(seq, args.body);
+  return {
+    seq,
+    id: args.id,
+    sender_id: args.senderId,
+    dest_kind: args.toKind,
+    dest_id: args.toId,
+    send_at: args.sendAt,
+    keep: args.keep ? 1 : 0,
+    ttl_seconds: args.ttlSeconds,
+    receipt: args.receipt ? 1 : 0,
+    state: "scheduled",
+    reason: "",
+  };
+}
+
+/** spec 7.3 step 7: the idempotency key. */
+export function insertSendKey(db: DatabaseSync, args: SubmitArgs, now: number): void {
+  prepareCached(db, SQL_INSERT_SEND_KEY).run(args.senderId, args.id, args.fingerprint, now);
+}
+
+interface Recipient {
+  id: string;
+  enabled: number;
+  offline_since: number | null;
+}
+
+/**
+ * spec 7.4: turns a scheduled message into deliveries, one per recipient, then completes it
+ * at once when none of them is pending. Does nothing when the message is no longer scheduled.
+ */
+export function dispatch(db: DatabaseSync, msg: MessageRow, now: number): DispatchOutcome {
+  const receipts: ReceiptRow[] = [];
+  const recipients = resolveRecipients(db, msg);
+  if (typeof recipients === "string") {
+    // spec 7.4 step 1 / 6.4: no deliveries, a message-level receipt.
+    if (!completeEarly(db, msg.seq, recipients)) return current(db, msg.seq, receipts);
+    noteReceipt(db, receipts, msg, "", "rejected", recipients, now);
+    return { state: "completed", wake: [], receipts };
+  }
+  if (Number(prepareCached(db, SQL_MARK_DISPATCHED).run(msg.seq).changes) === 0) {
+    return current(db, msg.seq, receipts);
+  }
+  const wake: string[] = [];
+  for (const r of recipients) {
+    const [state, reason, expireAt] = placeDelivery(db, msg, r, now);
+    prepareCached(db, SQL_INSERT_DELIVERY).run(
+      msg.seq,
+      r.id,
+      msg.send_at,
+      msg.keep,
+      state,
+      reason,
+      expireAt,
+      now,
+    );
+    if (state === "pending") wake.push(r.id);
+    else noteReceipt(db, receipts, msg, r.id, state, reason, now);
+  }
+  const state: MessageState = finalize(db, msg.seq) ? "completed" : "dispatched";
+  return { state, wake, receipts };
+}
+
+function current(db: DatabaseSync, seq: number, receipts: ReceiptRow[]): DispatchOutcome {
+  return { state: messageBySeq(db, seq)?.state ?? "completed", wake: [], receipts };
+}
+
+/** The recipients at dispatch time, or the message-level reason when there are none. */
+function resolveRecipients(db: DatabaseSync, msg: MessageRow): Recipient[] | string {
+  if (msg.dest_kind === "endpoint") {
+    const row = prepareCached(db, SQL_ENDPOINT_RECIPIENT).get(msg.dest_id) as
+      | Recipient
+      | undefined;
+    // Deleting an endpoint normally completes what was scheduled for it (spec 7.6).
+    return row === undefined ? "endpoint_deleted" : [row];
+  }
+  if (prepareCached(db, SQL_GROUP_EXISTS).get(msg.dest_id) === undefined) {
+    return "group_dissolved";
+  }
+  if (prepareCached(db, SQL_IS_MEMBER).get(msg.dest_id, msg.sender_id) === undefined) {
+    return "sender_left";
+  }
+  const rows = prepareCached(db, SQL_GROUP_RECIPIENTS).all(msg.dest_id, msg.sender_id) as unknown[];
+  return rows.length === 0 ? "no_recipients" : rows as Recipient[];
+}
+
+type Placement = [
+  state: "pending" | "rejected" | "dropped",
+  reason: string,
+  expireAt: number | null,
+];
+
+/** spec 7.4 steps 1-2: the initial state and expiry of one delivery. */
+function placeDelivery(db: DatabaseSync, msg: MessageRow, r: Recipient, now: number): Placement {
+  const { graceMs, maxPendingPerReceiver: max } = opsContext.limits;
+  if (r.enabled !== 1) return ["rejected", "endpoint_disabled", null];
+  if (max > 0) {
+    const row = prepareCached(db, SQL_RECEIVER_PENDING).get(r.id, max) as { n: number };
+    if (row.n >= max) return ["rejected", "queue_full", null];
+  }
+  // Retention counts from this dispatch, not from the submission (spec 7.4).
+  if (msg.keep === 1) return ["pending", "", now + msg.ttl_seconds * 1000];
+  if (opsContext.connected.has(r.id)) return ["pending", "", null];
+  // Never online (offline_since NULL) counts as offline beyond the grace period.
+  if (r.offline_since !== null && now < r.offline_since + graceMs) {
+    return ["pending", "", r.offline_since + graceMs];
+  }
+  return ["dropped", "offline", null];
+}
+
+/** Args of `message.dispatch_due`. */
+export interface DispatchDueArgs {
+  /** At most this many messages per op; default 64. */
+  limit?: number;
+}
+
+/** Result of `message.dispatch_due`. */
+export interface DispatchDueResult {
+  dispatched: number;
+  wake: string[];
+  receipts: ReceiptRow[];
+  /** The earliest send_at still scheduled; at or before now when the limit cut the run short. */
+  nextDueAt: number | null;
+}
+
+/** `message.dispatch_due` (spec 7.4): dispatches due messages in send_at, seq order. */
+export function dispatchDue(
+  db: DatabaseSync,
+  args: DispatchDueArgs,
+  now: number,
+): DispatchDueResult {
+  const due = prepareCached(db, SQL_DUE).all(now, args.limit ?? 64) as { seq: number }[];
+  const wake = new Set<string>();
+  const receipts: ReceiptRow[] = [];
+  let dispatched = 0;
+  for (const { seq } of due) {
+    const msg = messageBySeq(db, seq);
+    if (msg === undefined || msg.state !== "scheduled") continue;
+    const out = dispatch(db, msg, now);
+    dispatched++;
+    for (const id of out.wake) wake.add(id);
+    receipts.push(...out.receipts);
+  }
+  const next = prepareCached(db, SQL_NEXT_DUE).get() as { at: number | null };
+  return { dispatched, wake: [...wake], receipts, nextDueAt: next.at };
+}
+
+/** Args of `message.recall`. */
+export interface RecallArgs {
+  senderId: string;
+  id: string;
+}
+
+/** Result of `message.recall` (spec 6.4). */
+export interface RecallResult {
+  result: "recalled" | "partial" | "failed";
+  recalled: number;
+  accepted: number;
+  /** expired + dropped + rejected. */
+  other: number;
+  /** Recalled deliveries that had been pushed: send `revoked` on these connections. */
+  revoked: { endpointId: string; connCode: string }[];
+}
+
+/**
+ * `message.recall` (spec 6.4, 7.6). Counts come from the deliveries as they stand after the
+ * recall, so a repeated recall answers like the first one.
+ *
+ * @throws {OpError} `not_found` when neither the record nor its idempotency key exists.
+ */
+export function recallMessage(db: DatabaseSync, args: RecallArgs, now: number): RecallResult {
+  const msg = messageById(db, args.senderId, args.id);
+  const zero: RecallResult = { result: "failed", recalled: 0, accepted: 0, other: 0, revoked: [] };
+  if (msg === undefined) {
+    // spec 6.4: record deleted but the key remains -> failed.
+    if (prepareCached(db, SQL_SEND_KEY).get(args.senderId, args.id) === undefined) {
+      throw new OpError("not_found");
+    }
+    return zero;
+  }
+  if (msg.state === "scheduled" && completeEarly(db, msg.seq, "recalled")) {
+    return { ...zero, result: "recalled" };
+  }
+  if (msg.state === "completed" && msg.reason === "recalled") {
+    return { ...zero, result: "recalled" };
+  }
+  const revoked: RecallResult["revoked"] = [];
+  if (msg.state === "dispatched") {
+    const rows = prepareCached(db, SQL_RECALL_PENDING).all(now, msg.seq) as {
+      endpoint_id: string;
+      pushed_conn: string | null;
+    }[];
+    for (const r of rows) {
+      if (r.pushed_conn !== null) {
+        revoked.push({ endpointId: r.endpoint_id, connCode: r.pushed_conn });
+      }
+    }
+  }
+  const counts = countDeliveries(db, msg.seq);
+  if (msg.state === "dispatched") finalize(db, msg.seq);
+  const other = counts.expired + counts.dropped + counts.rejected;
+  const result = counts.recalled === 0 ? "failed" : counts.accepted > 0 ? "partial" : "recalled";
+  return { result, recalled: counts.recalled, accepted: counts.accepted, other, revoked };
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** The message ops, merged into the writer's registry in `mod.ts`. */
+export const messageOps = {
+  "message.submit": submitMessage,
+  "message.dispatch_due": dispatchDue,
+  "message.recall": recallMessage,
+};

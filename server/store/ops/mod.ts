@@ -1,0 +1,25 @@
+// The writer's op registry (DESIGN "The writer"). Each area adds one object of ops; the Worker
+// looks ops up here by name. Keep it a plain spread so the types of every op stay visible.
+import { settingsOps } from "./settings.ts";
+import { endpointOps } from "./endpoints.ts";
+import { contextOps } from "./context.ts";
+import { messageOps } from "./messages.ts";
+import { deliveryOps } from "./deliveries.ts";
+import { receiptOps } from "./receipts.ts";
+import { housekeepingOps } from "./housekeeping.ts";
+import { recoveryOps } from "./recovery.ts";
+
+/** Every write op, by name. */
+export const ops = {
+  ...settingsOps,
+  ...endpointOps,
+  ...contextOps,
+  ...messageOps,
+  ...deliveryOps,
+  ...receiptOps,
+  ...housekeepingOps,
+  ...recoveryOps,
+};
+
+/** The type of {@link ops}; the default registry of `Writer`. */
+export type Ops = typeof ops;
