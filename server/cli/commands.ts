@@ -1,0 +1,261 @@
+import { join } from "node:path";
+import { loadConfig } from "../config/config.ts";
+import type { Config } from "../config/types.ts";
+import { Logger } from "../log/log.ts";
+import { VERSION } from "../version.ts";
+import { startServer, StartupError } from "../app/server.ts";
+import { dbPath, ensureDataDir } from "../app/paths.ts";
+import { migrate } from "../store/migrations.ts";
+import { openDb } from "../store/db.ts";
+import { backupDatabase } from "../store/backup.ts";
+import { setSetting } from "../store/ops/settings.ts";
+import { readSetting } from "../app/settings.ts";
+import { PasswordPool } from "../auth/password_pool.ts";
+import { randomPassword } from "../auth/generate.ts";
+import { type ParsedArgs, UsageError } from "./args.ts";
+import { readNewPassword } from "./prompt.ts";
+import { healthcheck } from "./healthcheck.ts";
+
+/** Where a command writes: stdout for results, stderr for diagnostics. */
+export interface Io {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+/** One CLI command: its help text and what it does. Returns the exit code. */
+export interface Command {
+  readonly usage: string;
+  readonly summary: string;
+  readonly help: string;
+  run(args: ParsedArgs, io: Io): Promise<number>;
+}
+
+const ADMIN_PASSWORD_LENGTH = 20; // spec 8
+const ADMIN_PASSWORD_MIN = 12; // spec 8
+
+async function configOrExit(io: Io): Promise<Config | null> {
+  try {
+    const { config } = await loadConfig(Deno.env.toObject());
+    return config;
+  } catch (err) {
+    io.err(`Invalid configuration:\n${(err as Error).message}`);
+    return null;
+  }
+}
+
+/** Opens the database for a one-off CLI write, migrating it first. */
+async function openMigrated(config: Config): Promise<ReturnType<typeof openDb>> {
+  await ensureDataDir(config.data_dir);
+  const path = dbPath(config.data_dir);
+  migrate(path, { backupDir: join(config.data_dir, "backup") });
+  return openDb(path, { synchronous: config.sqlite_synchronous });
+}
+
+async function storeAdminPassword(config: Config, password: string): Promise<void> {
+  const phc = await new PasswordPool({ size: 1 }).hash(password);
+  const db = await openMigrated(config);
+  try {
+    setSetting(db, { key: "admin_password_hash", value: phc }, Date.now());
+  } finally {
+    db.close();
+  }
+}
+
+async function adminInitialized(config: Config): Promise<boolean> {
+  const db = await openMigrated(config);
+  try {
+    return readSetting(db, "admin_password_hash") !== null;
+  } finally {
+    db.close();
+  }
+}
+
+/** Creates the admin password: printed once, stored as argon2id (spec 8). */
+async function adminInit(config: Config, io: Io): Promise<number> {
+  if (await adminInitialized(config)) {
+    io.err(
+      "The admin password is already set for this database. Use `nixmsg admin set-password` to change it",
+    );
+    return 1;
+  }
+  const password = randomPassword(ADMIN_PASSWORD_LENGTH);
+  await storeAdminPassword(config, password);
+  io.out("Admin password created. It is shown only this once; store it now:");
+  io.out("");
+  io.out(`  user: admin`);
+  io.out(`  password: ${password}`);
+  io.out("");
+  return 0;
+}
+
+export const commands: Record<string, Command> = {
+  serve: {
+    usage: "nixmsg serve",
+    summary: "Start the server",
+    help: "Starts NixMsg with the configuration from NIXMSG_CONFIG (default ./config.yaml).\n" +
+      "Refuses to start until `nixmsg admin init` has created the admin password.",
+    async run(_args, io) {
+      const config = await configOrExit(io);
+      if (!config) return 1;
+      const log = new Logger(config.log.level);
+      try {
+        const server = await startServer(config, log);
+        await waitForStopSignal();
+        await server.close();
+        return 0;
+      } catch (err) {
+        if (err instanceof StartupError) {
+          io.err(err.message);
+          return 1;
+        }
+        log.error("startup failed", { error: (err as Error).message });
+        io.err(`Cannot start: ${(err as Error).message}`);
+        return 1;
+      }
+    },
+  },
+  quickstart: {
+    usage: "nixmsg quickstart",
+    summary: "Create config.yaml and the admin password if missing, then serve",
+    help: "For a first run: writes ./config.yaml from the built-in defaults when no config file\n" +
+      "exists, creates the admin password (printed once) when the database has none, then\n" +
+      "starts the server exactly like `nixmsg serve`.",
+    async run(args, io) {
+      const { path, found } = await loadConfig(Deno.env.toObject()).catch(() => ({
+        path: "",
+        found: true,
+      }));
+      if (!found && path) {
+        await Deno.writeTextFile(path, DEFAULT_CONFIG_YAML);
+        io.out(`Wrote ${path} with the default settings (plaintext on port 7443).`);
+      }
+      const config = await configOrExit(io);
+      if (!config) return 1;
+      if (!(await adminInitialized(config))) {
+        const code = await adminInit(config, io);
+        if (code !== 0) return code;
+      }
+      return commands.serve.run(args, io);
+    },
+  },
+  "admin init": {
+    usage: "nixmsg admin init",
+    summary: "Create the admin password (once)",
+    help: "Generates a 20-character admin password, prints it once and stores only its hash.\n" +
+      "Refuses on a database that already has one; use `nixmsg admin set-password` then.",
+    async run(_args, io) {
+      const config = await configOrExit(io);
+      if (!config) return 1;
+      return adminInit(config, io);
+    },
+  },
+  "admin set-password": {
+    usage: "nixmsg admin set-password [--generate]",
+    summary: "Replace the admin password",
+    help:
+      "Reads the new admin password (at least 12 characters) from the terminal without echo,\n" +
+      "or the first line of standard input when it is not a terminal.\n" +
+      "  --generate   create a random 20-character password and print it once instead",
+    async run(args, io) {
+      const config = await configOrExit(io);
+      if (!config) return 1;
+      let password: string;
+      if (args.flags.has("generate")) {
+        password = randomPassword(ADMIN_PASSWORD_LENGTH);
+      } else {
+        const read = await readNewPassword(io);
+        if (read === null) return 1;
+        password = read;
+      }
+      if (password.length < ADMIN_PASSWORD_MIN) {
+        io.err(`The admin password must have at least ${ADMIN_PASSWORD_MIN} characters`);
+        return 1;
+      }
+      await storeAdminPassword(config, password);
+      if (args.flags.has("generate")) io.out(`New admin password (shown once): ${password}`);
+      else io.out("Admin password changed.");
+      return 0;
+    },
+  },
+  backup: {
+    usage: "nixmsg backup --out FILE",
+    summary: "Copy the live database to FILE (VACUUM INTO)",
+    help: "Writes a consistent copy of the database to FILE. Safe while `nixmsg serve` runs.\n" +
+      "The copy holds undelivered message bodies: keep it as sensitive data.",
+    async run(args, io) {
+      const out = args.options.get("out");
+      if (!out) throw new UsageError("backup needs --out FILE");
+      const config = await configOrExit(io);
+      if (!config) return 1;
+      try {
+        backupDatabase(dbPath(config.data_dir), out);
+      } catch (err) {
+        io.err(`Backup failed: ${(err as Error).message}`);
+        return 1;
+      }
+      io.out(`Backup written to ${out}`);
+      return 0;
+    },
+  },
+  "check-config": {
+    usage: "nixmsg check-config",
+    summary: "Validate the configuration file",
+    help: "Loads NIXMSG_CONFIG (default ./config.yaml), reports every bad key with its path and\n" +
+      "the reason, and exits 1 when there is any.",
+    async run(_args, io) {
+      try {
+        const { path, found } = await loadConfig(Deno.env.toObject());
+        io.out(found ? `${path}: OK` : `${path} not found; the built-in defaults are valid`);
+        return 0;
+      } catch (err) {
+        io.err(`Invalid configuration:\n${(err as Error).message}`);
+        return 1;
+      }
+    },
+  },
+  healthcheck: {
+    usage: "nixmsg healthcheck",
+    summary: "GET /healthz on the local port; exit 0 when healthy",
+    help:
+      "For container health checks (the image has no curl). Uses <data_dir>/listen.addr when\n" +
+      "present, otherwise the `listen` address from the configuration.",
+    async run(_args, io) {
+      const config = await configOrExit(io);
+      if (!config) return 1;
+      const result = await healthcheck(config);
+      if (result.ok) io.out("healthy");
+      else io.err(`unhealthy: ${result.reason}`);
+      return result.ok ? 0 : 1;
+    },
+  },
+  version: {
+    usage: "nixmsg version",
+    summary: "Print the version",
+    help: "Prints the NixMsg server version.",
+    run(_args, io) {
+      io.out(`nixmsg ${VERSION}`);
+      return Promise.resolve(0);
+    },
+  },
+};
+
+/** The config.yaml that `quickstart` writes: defaults, plaintext, data in ./data. */
+const DEFAULT_CONFIG_YAML = `# NixMsg configuration written by \`nixmsg quickstart\`.
+# Every key and its default is documented in deploy/config.example.yaml.
+listen: ":7443"
+data_dir: "./data"
+log:
+  level: info
+`;
+
+function waitForStopSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      Deno.removeSignalListener("SIGINT", stop);
+      Deno.removeSignalListener("SIGTERM", stop);
+      resolve();
+    };
+    Deno.addSignalListener("SIGINT", stop);
+    Deno.addSignalListener("SIGTERM", stop);
+  });
+}

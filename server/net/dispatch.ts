@@ -1,0 +1,105 @@
+/**
+ * What happens to one accepted TCP connection (spec 4.2): sniff the first byte, unwrap TLS and
+ * sniff again, then hand the connection to HTTP or MQTT, or close it.
+ */
+import type { Server as HttpServer } from "node:http";
+import type { Socket } from "node:net";
+import type { Duplex } from "node:stream";
+import { type SecureContext, TLSSocket } from "node:tls";
+import type { Logger } from "../log/log.ts";
+import { normalizeIp } from "./ip.ts";
+import { classifyFirstByte, sniffFirstByte } from "./sniff.ts";
+import type { MqttHandler } from "./types.ts";
+
+/** The TCP facts of a connection handed to the HTTP server, looked up by its request handler. */
+export interface ConnFacts {
+  readonly remoteAddress: string;
+  readonly secure: boolean;
+}
+
+/** Everything one listener needs to route its connections. */
+export interface DispatchSettings {
+  /** Closes a connection that sends no first byte within this long (spec 4.2: 10 s). */
+  readonly firstByteMs: number;
+  /** The TLS side; null when no certificate is configured (plaintext only). */
+  readonly tls: { readonly context: () => SecureContext; readonly allowPlaintext: boolean } | null;
+  readonly http: HttpServer;
+  /** Receives raw MQTT; null on `admin_listen`, where a 0x10 first byte is closed (spec 4.2). */
+  readonly onMqtt: MqttHandler | null;
+  readonly facts: WeakMap<Duplex, ConnFacts>;
+  /** Registers a stream so that closing the listener destroys it. */
+  readonly track: (stream: Duplex) => void;
+  readonly log: Logger;
+}
+
+/**
+ * Routes one accepted socket. Never rejects; every path that does not hand the connection on
+ * destroys it.
+ *
+ * @example
+ * netServer.on("connection", (socket) => void dispatchConnection(socket, settings));
+ */
+export async function dispatchConnection(raw: Socket, s: DispatchSettings): Promise<void> {
+  s.track(raw);
+  raw.on("error", (err) => s.log.debug("Connection error", { error: err.message }));
+  raw.setNoDelay(true);
+  const remoteAddress = raw.remoteAddress === undefined ? "" : normalizeIp(raw.remoteAddress);
+  const drop = (reason: string, extra: Record<string, number> = {}) => {
+    s.log.debug("Connection closed", { reason, remote: remoteAddress, ...extra });
+    raw.destroy();
+  };
+
+  const first = await sniffFirstByte(raw, s.firstByteMs);
+  if (first === null) return drop("no first byte");
+  const kind = classifyFirstByte(first);
+  if (kind !== "tls") {
+    if (s.tls !== null && !s.tls.allowPlaintext) return drop("plaintext refused", { first });
+    return handOff(raw, first, { remoteAddress, secure: false }, s, drop);
+  }
+  if (s.tls === null) return drop("TLS without a certificate");
+
+  // Not setting ALPNProtocols: a client that offers only `mqtt` must still connect (spec 4.2).
+  const tls = new TLSSocket(raw, { isServer: true, secureContext: s.tls.context() });
+  s.track(tls);
+  tls.on("error", (err) => {
+    s.log.debug("TLS connection error", { error: err.message, remote: remoteAddress });
+    raw.destroy();
+  });
+  // The timer also covers a handshake that never completes.
+  const inner = await sniffFirstByte(tls, s.firstByteMs);
+  if (inner === null) {
+    tls.destroy();
+    return drop("no first byte after TLS");
+  }
+  const closeBoth = (reason: string, extra?: Record<string, number>) => {
+    tls.destroy();
+    drop(reason, extra);
+  };
+  if (classifyFirstByte(inner) === "tls") return closeBoth("TLS inside TLS");
+  handOff(tls, inner, { remoteAddress, secure: true }, s, closeBoth);
+}
+
+/** Hands a sniffed plaintext stream (raw, or decrypted TLS) to HTTP or MQTT, or drops it. */
+function handOff(
+  stream: Socket,
+  first: number,
+  facts: ConnFacts,
+  s: DispatchSettings,
+  drop: (reason: string, extra?: Record<string, number>) => void,
+): void {
+  const kind = classifyFirstByte(first);
+  if (kind === "http") {
+    s.facts.set(stream, facts);
+    s.http.emit("connection", stream);
+    stream.resume();
+    return;
+  }
+  if (kind !== "mqtt") return drop("unknown first byte", { first });
+  if (s.onMqtt === null) return drop("MQTT on admin_listen");
+  try {
+    s.onMqtt({ transport: "tcp", stream, ...facts });
+  } catch (err) {
+    s.log.error("MQTT handler failed on a TCP connection", { error: String(err) });
+    drop("MQTT handler failed");
+  }
+}

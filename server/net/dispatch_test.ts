@@ -1,0 +1,133 @@
+import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import { createServer as createHttpServer } from "node:http";
+import { type AddressInfo, createServer } from "node:net";
+import type { Duplex } from "node:stream";
+import { type ConnFacts, dispatchConnection, type DispatchSettings } from "./dispatch.ts";
+import { closeOf, connectTcp, memoryLog } from "./_test_util.ts";
+import type { MqttConn } from "./types.ts";
+
+interface Harness {
+  readonly port: number;
+  /** Every connection handed to onMqtt. */
+  readonly conns: MqttConn[];
+  /** The first connection handed to onMqtt. */
+  readonly firstConn: Promise<MqttConn>;
+}
+
+/** A net server on port 0 whose connections go through dispatchConnection. */
+async function withDispatch(
+  overrides: Partial<DispatchSettings>,
+  body: (h: Harness) => Promise<void>,
+): Promise<void> {
+  const conns: MqttConn[] = [];
+  const first = Promise.withResolvers<MqttConn>();
+  const open = new Set<Duplex>();
+  const http = createHttpServer((_req, res) => res.end("hello"));
+  const settings: DispatchSettings = {
+    firstByteMs: 2000,
+    tls: null,
+    http,
+    onMqtt: (c) => {
+      conns.push(c);
+      first.resolve(c);
+    },
+    facts: new WeakMap<Duplex, ConnFacts>(),
+    track: (s) => {
+      open.add(s);
+      s.once("close", () => open.delete(s));
+    },
+    log: memoryLog().log,
+    ...overrides,
+  };
+  const server = createServer((s) => void dispatchConnection(s, settings));
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  try {
+    await body({ port: (server.address() as AddressInfo).port, conns, firstConn: first.promise });
+  } finally {
+    for (const s of open) s.destroy();
+    await new Promise((r) => server.close(r));
+  }
+}
+
+function readBytes(stream: Duplex, n: number): Promise<number[]> {
+  const chunks: Buffer[] = [];
+  return new Promise((resolve) => {
+    stream.on("data", (c: Buffer) => {
+      chunks.push(c);
+      const all = Buffer.concat(chunks);
+      if (all.length >= n) resolve([...all.subarray(0, n)]);
+    });
+    stream.resume();
+  });
+}
+
+Deno.test("a raw 0x10 first byte is handed to onMqtt with nothing consumed", async () => {
+  await withDispatch({}, async ({ port, firstConn }) => {
+    const client = await connectTcp(port);
+    client.write(Buffer.from([0x10, 0x0c, 0x00]));
+    const conn = await firstConn;
+    assert.equal(conn.transport, "tcp");
+    assert.equal(conn.remoteAddress, "127.0.0.1");
+    assert.equal(conn.secure, false);
+    if (conn.transport !== "tcp") return;
+    const bytes = readBytes(conn.stream, 5);
+    client.write(Buffer.from([0x04, 0x4d]));
+    assert.deepEqual(await bytes, [0x10, 0x0c, 0x00, 0x04, 0x4d]);
+    client.destroy();
+  });
+});
+
+Deno.test("a raw 0x10 first byte is closed where MQTT is not served (admin_listen)", async () => {
+  await withDispatch({ onMqtt: null }, async ({ port, conns }) => {
+    const client = await connectTcp(port);
+    const gone = closeOf(client);
+    client.write(Buffer.from([0x10, 0x0c]));
+    assert.equal((await gone).length, 0);
+    assert.equal(conns.length, 0);
+  });
+});
+
+Deno.test("garbage first bytes are closed (spec 4.2)", async () => {
+  await withDispatch({}, async ({ port, conns }) => {
+    for (const first of [0x00, 0x61, /* a */ 0x30, /* MQTT PUBLISH */ 0xff]) {
+      const client = await connectTcp(port);
+      const gone = closeOf(client);
+      client.write(Buffer.from([first, 0x01, 0x02]));
+      assert.equal((await gone).length, 0, `first byte ${first}`);
+    }
+    assert.equal(conns.length, 0);
+  });
+});
+
+Deno.test("a connection that sends nothing is closed after the first-byte timeout", async () => {
+  await withDispatch({ firstByteMs: 150 }, async ({ port, conns }) => {
+    const started = Date.now();
+    const client = await connectTcp(port);
+    await closeOf(client);
+    const waited = Date.now() - started;
+    assert.ok(waited >= 140, `closed after ${waited} ms, before the timeout`);
+    assert.equal(conns.length, 0);
+  });
+});
+
+Deno.test("an HTTP first byte is handed to the HTTP server", async () => {
+  await withDispatch({}, async ({ port }) => {
+    const client = await connectTcp(port);
+    const reply = closeOf(client);
+    client.write("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    const text = (await reply).toString();
+    assert.match(text, /^HTTP\/1\.1 200 /);
+    assert.match(text, /hello$/);
+  });
+});
+
+Deno.test("a TLS ClientHello is closed when no certificate is configured", async () => {
+  await withDispatch({ tls: null }, async ({ port, conns }) => {
+    const client = await connectTcp(port);
+    const gone = closeOf(client);
+    client.write(Buffer.from([0x16, 0x03, 0x01, 0x00, 0x05]));
+    assert.equal((await gone).length, 0);
+    assert.equal(conns.length, 0);
+  });
+});

@@ -1,0 +1,58 @@
+/**
+ * First-byte protocol detection (spec 4.2).
+ *
+ * The byte is read with `once("data")`, then the stream is paused and the chunk put back with
+ * `unshift`, so whoever gets the stream next reads it from the start. Reading with
+ * `once("readable") + read(1)` instead leaves Deno's streams stalled (DESIGN pitfalls 4 and 5).
+ */
+import type { Duplex } from "node:stream";
+
+/** What a connection's first byte says it speaks. */
+export type FirstByteKind = "tls" | "http" | "mqtt" | "other";
+
+const TLS_HANDSHAKE = 0x16;
+const MQTT_CONNECT = 0x10;
+const UPPER_A = 0x41;
+const UPPER_Z = 0x5a;
+
+/**
+ * Classifies a first byte: 0x16 a TLS ClientHello, `A`-`Z` an HTTP method, 0x10 an MQTT CONNECT.
+ *
+ * @example
+ * classifyFirstByte(0x47); // "http" ("G" of GET)
+ */
+export function classifyFirstByte(byte: number): FirstByteKind {
+  if (byte === TLS_HANDSHAKE) return "tls";
+  if (byte === MQTT_CONNECT) return "mqtt";
+  if (byte >= UPPER_A && byte <= UPPER_Z) return "http";
+  return "other";
+}
+
+/**
+ * Waits for the first byte of `stream` and returns it, leaving the stream paused with that byte
+ * unread. Resolves null when nothing arrives within `timeoutMs`, or the stream ends, closes or
+ * fails first; the caller then closes it. The caller keeps its own "error" listener attached.
+ */
+export function sniffFirstByte(stream: Duplex, timeoutMs: number): Promise<number | null> {
+  return new Promise((resolve) => {
+    const finish = (byte: number | null) => {
+      clearTimeout(timer);
+      stream.off("data", onData);
+      stream.off("end", onGone);
+      stream.off("close", onGone);
+      stream.off("error", onGone);
+      resolve(byte);
+    };
+    const onData = (chunk: Uint8Array) => {
+      stream.pause();
+      stream.unshift(chunk);
+      finish(chunk.length > 0 ? chunk[0] : null);
+    };
+    const onGone = () => finish(null);
+    const timer = setTimeout(onGone, timeoutMs);
+    stream.once("data", onData);
+    stream.once("end", onGone);
+    stream.once("close", onGone);
+    stream.once("error", onGone);
+  });
+}

@@ -1,0 +1,155 @@
+import { join } from "node:path";
+import { stringify } from "yaml";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const MAIN = join(ROOT, "server/main.ts");
+
+/** Result of one CLI invocation. */
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** A scratch directory with a config.yaml for one test; `data_dir` lives inside it. */
+export interface TestHome {
+  dir: string;
+  configPath: string;
+  dataDir: string;
+  env: Record<string, string>;
+  cleanup(): Promise<void>;
+}
+
+/** Creates a temp dir with a config listening on 127.0.0.1:0 plus `overrides` (YAML keys). */
+export async function makeTestHome(overrides: Record<string, unknown> = {}): Promise<TestHome> {
+  const dir = await Deno.makeTempDir({ prefix: "nixmsg-test-" });
+  const dataDir = join(dir, "data");
+  const configPath = join(dir, "config.yaml");
+  const config = { listen: "127.0.0.1:0", data_dir: dataDir, log: { level: "info" }, ...overrides };
+  await Deno.writeTextFile(configPath, stringify(config));
+  return {
+    dir,
+    configPath,
+    dataDir,
+    env: { NIXMSG_CONFIG: configPath },
+    cleanup: () => Deno.remove(dir, { recursive: true }),
+  };
+}
+
+function denoArgs(args: readonly string[]): string[] {
+  return ["run", "--quiet", "--allow-all", "--config", join(ROOT, "deno.json"), MAIN, ...args];
+}
+
+/** Runs `nixmsg <args>` as a real process and collects its output. */
+export async function runCli(
+  home: TestHome,
+  args: readonly string[],
+  stdin?: string,
+): Promise<CliResult> {
+  const cmd = new Deno.Command(Deno.execPath(), {
+    args: denoArgs(args),
+    env: home.env,
+    cwd: home.dir,
+    stdin: stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+  });
+  const child = cmd.spawn();
+  if (stdin !== undefined) {
+    const w = child.stdin.getWriter();
+    await w.write(new TextEncoder().encode(stdin));
+    await w.close();
+  }
+  const out = await child.output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/** A `nixmsg serve` child process. */
+export interface ServerProcess {
+  /** "127.0.0.1:port" from <data_dir>/listen.addr. */
+  addr: string;
+  port: number;
+  /** Log lines (parsed JSON) seen so far. */
+  logs: Record<string, unknown>[];
+  /** SIGTERM and wait; returns the exit code. */
+  stop(): Promise<number>;
+  /** SIGKILL and wait (crash tests). */
+  kill(): Promise<void>;
+}
+
+/**
+ * Starts `nixmsg serve` and resolves once it logs "nixmsg serving" (then listen.addr exists).
+ * Rejects with the process output when it exits first or does not start within `timeoutMs`.
+ */
+export async function startServerProcess(
+  home: TestHome,
+  timeoutMs = 30_000,
+): Promise<ServerProcess> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: denoArgs(["serve"]),
+    env: home.env,
+    cwd: home.dir,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const logs: Record<string, unknown>[] = [];
+  let stderr = "";
+  const errDone = (async () => {
+    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) stderr += chunk;
+  })();
+  let onServing: () => void = () => {};
+  const serving = new Promise<void>((r) => (onServing = r));
+  const outDone = (async () => {
+    let buf = "";
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+      buf += chunk;
+      let nl;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        try {
+          const rec = JSON.parse(line) as Record<string, unknown>;
+          logs.push(rec);
+          if (rec.msg === "nixmsg serving") onServing();
+        } catch {
+          logs.push({ raw: line });
+        }
+      }
+    }
+  })();
+  const status = child.status;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const outcome = await Promise.race([
+    serving.then(() => "serving" as const),
+    status.then(() => "exited" as const),
+    new Promise<"timeout">((r) => (timer = setTimeout(() => r("timeout"), timeoutMs))),
+  ]);
+  clearTimeout(timer);
+  const finish = async () => {
+    await status;
+    await Promise.all([outDone, errDone]);
+  };
+  if (outcome !== "serving") {
+    if (outcome === "timeout") child.kill("SIGKILL");
+    await finish();
+    throw new Error(`Server did not start (${outcome}):\n${stderr}\n${JSON.stringify(logs)}`);
+  }
+  const addr = (await Deno.readTextFile(join(home.dataDir, "listen.addr"))).trim();
+  return {
+    addr,
+    port: Number(addr.slice(addr.lastIndexOf(":") + 1)),
+    logs,
+    async stop() {
+      child.kill("SIGTERM");
+      const s = await status;
+      await finish();
+      return s.code;
+    },
+    async kill() {
+      child.kill("SIGKILL");
+      await finish();
+    },
+  };
+}
