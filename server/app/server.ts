@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import type { DatabaseSync } from "node:sqlite";
 import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/log.ts";
 import { migrate } from "../store/migrations.ts";
@@ -7,27 +8,49 @@ import { Writer } from "../store/writer.ts";
 import { type Listeners, startListeners } from "../net/listener.ts";
 import { healthRoutes } from "../http/health.ts";
 import { createRouter, type Route } from "../http/router.ts";
-import type { MqttConn } from "../net/types.ts";
+import { createBroker } from "../broker/broker.ts";
+import type { Broker } from "../broker/types.ts";
+import { PasswordPool } from "../auth/password_pool.ts";
+import { IpLockouts, LoginLockouts } from "../auth/lockout.ts";
+import { RateLimiter } from "../auth/rate_limit.ts";
 import { dbPath, ensureDataDir } from "./paths.ts";
 import { readSetting } from "./settings.ts";
+import type { App } from "./app_context.ts";
+import { ConnectionTable } from "./connections.ts";
+import { LoginService } from "./login.ts";
+import { type HandlerTable, MqttApp } from "./mqtt_app.ts";
+import { sessionHandlers } from "./handlers/session.ts";
+import { registrationRoutes } from "./registration.ts";
 
 /** A running NixMsg server: the listeners, the writer and the read connection. */
 export interface RunningServer {
   readonly config: Config;
   readonly listeners: Listeners;
   readonly writer: Writer;
+  readonly app: App;
+  readonly mqtt: MqttApp;
   /** Stops accepting, drains the write queue (spec 7.8), closes everything. */
   close(): Promise<void>;
+}
+
+/** Options for tests: an injected clock and a cheaper password hash. */
+export interface ServerOptions {
+  clock?: () => number;
+  pool?: PasswordPool;
 }
 
 /** Raised when `serve` cannot start; the CLI prints the message and exits 1. */
 export class StartupError extends Error {}
 
 /**
- * Starts the server in this process: migrate, open the writer, then listen (spec 7.8 order:
- * recovery runs before connections are accepted).
+ * Starts the server in this process: migrate, open the writer, recover (spec 7.8: before any
+ * connection is accepted), then listen.
  */
-export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
+export async function startServer(
+  config: Config,
+  log: Logger,
+  opts: ServerOptions = {},
+): Promise<RunningServer> {
   await ensureDataDir(config.data_dir);
   const path = dbPath(config.data_dir);
   const mig = migrate(path, { backupDir: join(config.data_dir, "backup"), log });
@@ -40,46 +63,101 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       "No admin password is set for this database. Run `nixmsg admin init` first",
     );
   }
-
+  const clock = opts.clock ?? Date.now;
   const writer = await Writer.start({
     path,
     synchronous: config.sqlite_synchronous,
     maxBatch: config.writer.max_batch,
     maxWaitMs: config.writer.max_wait_ms,
+    clock,
+    log,
   });
   writer.onCommit((info) => {
     if (!info.ok) log.error("database commit failed", { ops: info.ops });
   });
 
-  const routes: Route[] = [...healthRoutes({ ready: () => writer.healthy })];
-  const onMqtt = (conn: MqttConn) => {
-    // Placeholder until the MQTT connection layer lands: MQTT is sniffed but not served yet.
-    if (conn.transport === "tcp") conn.stream.destroy();
-    else conn.ws.close(1013, "MQTT not available");
-  };
-
-  let listeners: Listeners;
+  let broker: Broker | null = null;
+  let listeners: Listeners | null = null;
   try {
-    listeners = await startListeners({ config, log, http: createRouter(routes, { log }), onMqtt });
+    await writer.run("context.configure", {
+      graceMs: config.limits.grace_seconds * 1000,
+      maxPendingPerSender: config.limits.max_pending_per_sender,
+      maxPendingPerReceiver: config.limits.max_pending_per_receiver,
+      recordRetentionDays: config.record_retention_days,
+    });
+    const recovered = await writer.run("recovery.startup", {});
+    log.info("startup recovery", {
+      deliveries: recovered.deliveries,
+      endpoints: recovered.endpoints,
+    });
+
+    const app: App = {
+      config,
+      log,
+      writer,
+      reader,
+      pool: opts.pool ?? new PasswordPool(),
+      loginLocks: new LoginLockouts({ clock }),
+      registrationLocks: new IpLockouts({ clock }),
+      rate: new RateLimiter({ perSecond: config.limits.requests_per_second, clock }),
+      conns: new ConnectionTable(),
+      broker: null as unknown as Broker,
+      clock,
+    };
+    const handlers: HandlerTable = { ...sessionHandlers };
+    const mqtt = new MqttApp(app, new LoginService(app), handlers);
+    broker = await createBroker({ maxClients: config.limits.max_clients, log, hooks: mqtt });
+    app.broker = broker;
+
+    const routes: Route[] = [
+      ...healthRoutes({ ready: () => writer.healthy }),
+      ...registrationRoutes(app),
+    ];
+    const b = broker;
+    listeners = await startListeners({
+      config,
+      log,
+      http: createRouter(routes, { log }),
+      onMqtt: (conn) => b.handle(conn),
+    });
+    log.info("nixmsg serving", {
+      listen: hostPort(listeners.listen),
+      admin_listen: listeners.admin ? hostPort(listeners.admin) : "",
+    });
+    return running(config, log, listeners, broker, writer, reader, app, mqtt);
   } catch (err) {
+    await listeners?.close();
+    await broker?.close();
     await writer.close(0);
     reader.close();
     throw err;
   }
-  log.info("nixmsg serving", {
-    listen: hostPort(listeners.listen),
-    admin_listen: listeners.admin ? hostPort(listeners.admin) : "",
-  });
+}
 
+function running(
+  config: Config,
+  log: Logger,
+  listeners: Listeners,
+  broker: Broker,
+  writer: Writer,
+  reader: DatabaseSync,
+  app: App,
+  mqtt: MqttApp,
+): RunningServer {
   let closing: Promise<void> | null = null;
   return {
     config,
     listeners,
     writer,
+    app,
+    mqtt,
     close() {
+      // spec 7.8: stop accepting, let queued writes commit (bounded), then drop connections.
       closing ??= (async () => {
         await listeners.close();
+        mqtt.stop();
         await writer.close(config.timeouts.shutdown_drain_seconds * 1000);
+        await broker.close();
         reader.close();
         log.info("nixmsg stopped");
       })();

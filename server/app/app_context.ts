@@ -1,0 +1,28 @@
+import type { DatabaseSync } from "node:sqlite";
+import type { Config } from "../config/types.ts";
+import type { Logger } from "../log/log.ts";
+import type { Writer } from "../store/writer.ts";
+import type { PasswordPool } from "../auth/password_pool.ts";
+import type { IpLockouts, LoginLockouts } from "../auth/lockout.ts";
+import type { RateLimiter } from "../auth/rate_limit.ts";
+import type { Broker } from "../broker/types.ts";
+import type { ConnectionTable } from "./connections.ts";
+
+/** The services every use case shares; built once by `startServer`. */
+export interface App {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly writer: Writer;
+  /** The main thread's read-only connection (spec 7.2: reads do not go through the writer). */
+  readonly reader: DatabaseSync;
+  readonly pool: PasswordPool;
+  readonly loginLocks: LoginLockouts;
+  /** Registration-code failures per IP (spec 5 锁定, 6.9). */
+  readonly registrationLocks: IpLockouts;
+  /** Requests per endpoint, except ack and receipt_ack (spec 6.10). */
+  readonly rate: RateLimiter;
+  readonly conns: ConnectionTable;
+  /** Set once the broker exists; the hooks only fire after that. */
+  broker: Broker;
+  readonly clock: () => number;
+}

@@ -1,0 +1,118 @@
+import type { App } from "./app_context.ts";
+import type { AuthResult, ConnectInfo } from "../broker/types.ts";
+import {
+  constantTimeEqualHex,
+  isSessionToken,
+  newSessionToken,
+  sha256Hex,
+} from "../auth/tokens.ts";
+import { type LoginRow, loginRow } from "./endpoint_reads.ts";
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+/** What a successful login leaves for the connection (spec 5 登录与会话令牌). */
+export interface LoginGrant {
+  /** A freshly issued session token (password logins only), handed out in `hello`. */
+  issuedToken: string | null;
+}
+
+/**
+ * Decides MQTT logins (spec 5): a session token (`nst_…`, SHA-256 lookup, constant-time compare,
+ * idle expiry, never locked) or a login password (lockouts first, then argon2 in the pool; a
+ * success issues a new token committed before CONNACK). A database error answers `error`, never
+ * bad credentials, so the client retries.
+ */
+export class LoginService {
+  #app: App;
+  /** Token use seen in memory; written to `session_used_at` at most hourly (spec 5). */
+  #usedAt = new Map<string, number>();
+  /** Grants waiting for the broker's `connected` event, by connection code. */
+  #pending = new Map<string, LoginGrant>();
+
+  constructor(app: App) {
+    this.#app = app;
+  }
+
+  /** The grant of a connection that just authenticated; removes it. */
+  take(connCode: string): LoginGrant | null {
+    const g = this.#pending.get(connCode) ?? null;
+    this.#pending.delete(connCode);
+    return g;
+  }
+
+  /** Forgets a grant whose connection never completed (e.g. refused after authenticate). */
+  drop(connCode: string): void {
+    this.#pending.delete(connCode);
+  }
+
+  async authenticate(info: ConnectInfo): Promise<AuthResult> {
+    const { clientId, username, password } = info;
+    // spec 5: ClientID = Username = endpoint id.
+    if (clientId !== username || clientId === "") return { ok: false, reason: "bad_credentials" };
+    return isSessionToken(password) ? await this.#byToken(info) : await this.#byPassword(info);
+  }
+
+  #row(id: string): LoginRow | null | "error" {
+    try {
+      return loginRow(this.#app.reader, id);
+    } catch (err) {
+      this.#app.log.error("login lookup failed", { endpoint: id, error: (err as Error).message });
+      return "error";
+    }
+  }
+
+  #byToken(info: ConnectInfo): AuthResult {
+    const app = this.#app;
+    const row = this.#row(info.clientId);
+    if (row === "error") return { ok: false, reason: "error" };
+    if (!row || !row.enabled || !row.session_hash) return { ok: false, reason: "bad_credentials" };
+    const hash = sha256Hex(info.password);
+    if (!constantTimeEqualHex(hash, row.session_hash)) {
+      return { ok: false, reason: "bad_credentials" }; // spec 5: wrong tokens are not counted
+    }
+    const now = app.clock();
+    const memUsed = this.#usedAt.get(row.id);
+    const lastUsed = Math.max(row.session_used_at ?? 0, memUsed ?? 0);
+    const idleDays = app.config.session_idle_days;
+    if (idleDays > 0 && now - lastUsed > idleDays * DAY_MS) {
+      return { ok: false, reason: "bad_credentials" };
+    }
+    this.#usedAt.set(row.id, now);
+    if (now - (row.session_used_at ?? 0) >= HOUR_MS) {
+      // Best effort: a failed touch only shortens the idle window, it must not refuse a login.
+      app.writer.run("endpoint.touch_session", { id: row.id, sessionHash: hash, usedAt: now })
+        .catch((err) => app.log.warn("session touch failed", { error: (err as Error).message }));
+    }
+    this.#pending.set(info.connCode, { issuedToken: null });
+    return { ok: true };
+  }
+
+  async #byPassword(info: ConnectInfo): Promise<AuthResult> {
+    const app = this.#app;
+    const id = info.clientId;
+    // spec 5 锁定: while locked, reject without hashing.
+    if (app.loginLocks.check(id, info.remoteAddress)) {
+      return { ok: false, reason: "bad_credentials" };
+    }
+    const row = this.#row(id);
+    if (row === "error") return { ok: false, reason: "error" };
+    const ok = row !== null && row.enabled === 1 &&
+      await app.pool.verify(row.login_hash, info.password);
+    if (!ok) {
+      app.loginLocks.fail(id, info.remoteAddress);
+      return { ok: false, reason: "bad_credentials" };
+    }
+    const token = newSessionToken();
+    try {
+      // spec 5: the new token is committed before CONNACK; the old one dies with this commit.
+      await app.writer.run("endpoint.set_session", { id, sessionHash: sha256Hex(token) });
+    } catch (err) {
+      app.log.error("session issue failed", { endpoint: id, error: (err as Error).message });
+      return { ok: false, reason: "error" };
+    }
+    this.#usedAt.delete(id);
+    this.#pending.set(info.connCode, { issuedToken: token });
+    return { ok: true };
+  }
+}

@@ -1,0 +1,262 @@
+import type { App } from "./app_context.ts";
+import type { AuthResult, BrokerHooks, ConnectInfo, PublishOutcome } from "../broker/types.ts";
+import { type Conn } from "./connections.ts";
+import { SerialQueue } from "./serial_queue.ts";
+import type { LoginService } from "./login.ts";
+import {
+  encodeFrame,
+  encodeResp,
+  errResp,
+  isErrorCode,
+  okResp,
+  parseRequest,
+  ProtocolError,
+  type RequestOf,
+  type RequestType,
+} from "../protocol/mod.ts";
+import type { FatalReason } from "../protocol/frames.ts";
+import { OpError } from "../store/op_error.ts";
+
+/** spec 5: each endpoint's request queue holds 256 frames, then back-pressures the reader. */
+const REQUEST_QUEUE = 256;
+/** spec 7.5: topic and packet header overhead under the CONNECT Maximum Packet Size. */
+const PACKET_OVERHEAD = 128;
+/** How long `fatal` / logout wait for the client's PUBACK before disconnecting anyway. */
+const FAREWELL_WAIT_MS = 2000;
+
+/** What a request handler gets besides its frame. */
+export interface RequestCtx {
+  readonly app: App;
+  readonly conn: Conn;
+  readonly mqtt: MqttApp;
+  /** Runs `fn` after the response has been published (e.g. logout closes the connection). */
+  after(fn: () => void | Promise<void>): void;
+}
+
+/** One handler per frame type (STYLE: one dispatch table per protocol). Returns `resp.data`. */
+export type Handler<T extends RequestType> = (
+  ctx: RequestCtx,
+  frame: RequestOf<T>,
+) => Promise<unknown>;
+
+/** The frame handlers, by type. Types without a handler answer `bad_request`. */
+export type HandlerTable = { [T in RequestType]?: Handler<T> };
+
+/** Listeners the messaging and presence layers attach to connection life-cycle events. */
+export interface ConnListeners {
+  /** After a successful `hello` response (spec 6.1: now online, pushing starts). */
+  handshaken?(conn: Conn): void;
+  /** After a connection is gone and its disconnect op committed (spec 7.5). */
+  gone?(conn: Conn, wasCurrent: boolean): void;
+}
+
+/**
+ * The MQTT side of the app (spec 5, 6): broker hooks, the connection table, per-endpoint serial
+ * request handling with the rate limit and the handshake gate, and downlink helpers.
+ */
+export class MqttApp implements BrokerHooks {
+  readonly #app: App;
+  readonly #login: LoginService;
+  readonly #handlers: HandlerTable;
+  readonly #listeners: ConnListeners[] = [];
+  #stopping = false;
+
+  constructor(app: App, login: LoginService, handlers: HandlerTable) {
+    this.#app = app;
+    this.#login = login;
+    this.#handlers = handlers;
+  }
+
+  /**
+   * Shutdown has begun: connections closing from now on skip their disconnect writes, which the
+   * next start's recovery covers (spec 7.8).
+   */
+  stop(): void {
+    this.#stopping = true;
+  }
+
+  /** Adds life-cycle listeners (push loops, presence). */
+  listen(l: ConnListeners): void {
+    this.#listeners.push(l);
+  }
+
+  authenticate(info: ConnectInfo): Promise<AuthResult> {
+    return this.#login.authenticate(info);
+  }
+
+  connected(info: ConnectInfo): void {
+    const app = this.#app;
+    const grant = this.#login.take(info.connCode);
+    const conn: Conn = {
+      code: info.connCode,
+      endpointId: info.clientId,
+      transport: info.transport,
+      remoteAddress: info.remoteAddress,
+      protocolVersion: info.protocolVersion,
+      maxPacketSize: info.maxPacketSize,
+      issuedToken: grant?.issuedToken ?? null,
+      subscribed: false,
+      handshaken: false,
+      maxReceiveBytes: null,
+      helloTimer: null,
+      queue: null,
+      closed: false,
+    };
+    conn.queue = new SerialQueue(REQUEST_QUEUE, (payload) => this.#handle(conn, payload));
+    // spec 6.1: no hello within 30 s -> disconnect.
+    conn.helloTimer = setTimeout(() => {
+      conn.helloTimer = null;
+      if (!conn.handshaken) app.broker.disconnect(conn.code);
+    }, app.config.timeouts.hello_seconds * 1000);
+    app.conns.add(conn);
+    // spec 7.4: dispatch treats an endpoint with any connection (handshaking too) as connected.
+    app.writer.run("context.connected", { endpointId: conn.endpointId, connCode: conn.code })
+      .catch((err) => app.log.error("connection bookkeeping failed", { error: String(err) }));
+  }
+
+  subscribed(connCode: string, _topic: string): void {
+    const conn = this.#app.conns.get(connCode);
+    if (conn) conn.subscribed = true;
+  }
+
+  message(connCode: string, payload: Uint8Array): Promise<void> {
+    const conn = this.#app.conns.get(connCode);
+    if (!conn || conn.closed || !conn.queue) return Promise.resolve();
+    return conn.queue.push(payload);
+  }
+
+  disconnected(connCode: string, _clientId: string): void {
+    const app = this.#app;
+    this.#login.drop(connCode);
+    const removed = app.conns.remove(connCode);
+    if (!removed) return;
+    const { conn, wasCurrent } = removed;
+    conn.closed = true;
+    conn.queue?.close();
+    if (conn.helloTimer) clearTimeout(conn.helloTimer);
+    if (this.#stopping) return;
+    // spec 7.5: always clear this code's push marks; only the current connection goes offline.
+    app.writer.run("endpoint.disconnect", {
+      endpointId: conn.endpointId,
+      connCode: conn.code,
+      isCurrent: wasCurrent,
+    }).then(() => {
+      for (const l of this.#listeners) l.gone?.(conn, wasCurrent);
+    }).catch((err) => app.log.error("disconnect bookkeeping failed", { error: String(err) }));
+  }
+
+  /** The largest downlink frame this connection takes (spec 7.5 step 2). */
+  frameLimit(conn: Conn): number | null {
+    const limits: number[] = [];
+    if (conn.maxReceiveBytes !== null) limits.push(conn.maxReceiveBytes);
+    if (conn.maxPacketSize !== null) limits.push(conn.maxPacketSize - PACKET_OVERHEAD);
+    return limits.length ? Math.min(...limits) : null;
+  }
+
+  /** Publishes a downlink frame to one connection. */
+  publish(conn: Conn, bytes: Uint8Array, qos: 0 | 1): Promise<PublishOutcome> {
+    if (conn.closed) return Promise.resolve("dropped");
+    return this.#app.broker.publish(conn.code, bytes, qos);
+  }
+
+  /**
+   * Sends `fatal` and disconnects the endpoint's current connection (spec 6.8); used by admin
+   * disable, delete and password reset.
+   */
+  async fatal(endpointId: string, reason: FatalReason): Promise<void> {
+    const conn = this.#app.conns.current(endpointId);
+    if (!conn) return;
+    await this.#farewell(conn, encodeFrame({ v: 1, type: "fatal", reason }));
+  }
+
+  /** Disconnects an endpoint's current connection without a frame (admin kick, spec 8). */
+  kick(endpointId: string): boolean {
+    const conn = this.#app.conns.current(endpointId);
+    if (!conn) return false;
+    this.#app.broker.disconnect(conn.code);
+    return true;
+  }
+
+  /** Publishes a last frame, waits briefly for its PUBACK, then disconnects. */
+  async #farewell(conn: Conn, bytes: Uint8Array): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      this.publish(conn, bytes, 1),
+      new Promise((r) => (timer = setTimeout(r, FAREWELL_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
+    this.#app.broker.disconnect(conn.code);
+  }
+
+  /**
+   * Publishes a `resp`; an oversized one becomes `response_too_large` (spec 6.10). The PUBACK is
+   * not awaited by default so that one client's round trips do not serialize request handling.
+   */
+  #respond(
+    conn: Conn,
+    rid: string,
+    result: { data: unknown } | { error: ProtocolError },
+  ): Promise<PublishOutcome> {
+    const frame = "error" in result ? errResp(rid, result.error) : okResp(rid, result.data);
+    return this.publish(conn, encodeResp(frame, this.frameLimit(conn)), 1);
+  }
+
+  async #handle(conn: Conn, payload: Uint8Array): Promise<void> {
+    const app = this.#app;
+    const parsed = parseRequest(payload, app.config.limits);
+    if (!parsed.ok) {
+      // spec 6: malformed frames get bad_request; without a readable rid it is echoed as "".
+      void this.#respond(conn, parsed.rid ?? "", { error: parsed.error });
+      return;
+    }
+    const frame = parsed.frame;
+    if (frame.type === "hello" && !conn.subscribed) {
+      // spec 6.1: a hello before the down subscription cannot be answered -> disconnect.
+      app.broker.disconnect(conn.code);
+      return;
+    }
+    // spec 6.10: one bucket for everything except ack and receipt_ack.
+    if (frame.type !== "ack" && frame.type !== "receipt_ack" && !app.rate.take(conn.endpointId)) {
+      void this.#respond(conn, frame.rid, { error: new ProtocolError("rate_limited") });
+      return;
+    }
+    if (!conn.handshaken && frame.type !== "hello") {
+      void this.#respond(conn, frame.rid, { error: new ProtocolError("not_ready") });
+      return;
+    }
+    const handler = this.#handlers[frame.type] as Handler<typeof frame.type> | undefined;
+    if (!handler) {
+      void this.#respond(conn, frame.rid, {
+        error: new ProtocolError("bad_request", `不支持的请求类型：${frame.type}`),
+      });
+      return;
+    }
+    let result: { data: unknown } | { error: ProtocolError };
+    const afters: (() => void | Promise<void>)[] = [];
+    const ctx: RequestCtx = { app, conn, mqtt: this, after: (fn) => afters.push(fn) };
+    try {
+      result = { data: await handler(ctx, frame as never) };
+    } catch (err) {
+      result = { error: this.#asProtocolError(err, frame.type) };
+    }
+    if (conn.closed) return;
+    const sent = this.#respond(conn, frame.rid, result);
+    if ("error" in result) return;
+    if (afters.length) {
+      await sent;
+      for (const fn of afters) await fn();
+    }
+    if (frame.type === "hello") {
+      for (const l of this.#listeners) l.handshaken?.(conn);
+    }
+  }
+
+  #asProtocolError(err: unknown, type: string): ProtocolError {
+    if (err instanceof ProtocolError) return err;
+    if (err instanceof OpError && isErrorCode(err.code)) {
+      return new ProtocolError(err.code, undefined, err.data);
+    }
+    this.#app.log.error("request failed", { type, error: (err as Error)?.message ?? String(err) });
+    return new ProtocolError("busy");
+  }
+}

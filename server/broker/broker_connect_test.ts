@@ -1,0 +1,217 @@
+import assert from "node:assert/strict";
+import type { IConnackPacket, IDisconnectPacket } from "mqtt";
+import { client, end, event, PASSWORD, received, startBroker } from "./_test_utils.ts";
+import { MAX_PACKET_SIZE } from "./broker.ts";
+
+const transports = ["tcp", "ws"] as const;
+
+for (const transport of transports) {
+  Deno.test(`an MQTT 5 client logs in over ${transport} and gets the spec 5 capabilities`, async () => {
+    const t = await startBroker();
+    const c = client(t.url(transport), "dev1", {
+      keepalive: 30,
+      properties: { maximumPacketSize: 100000, sessionExpiryInterval: 3600 },
+    });
+    try {
+      const [connack] = await event<[IConnackPacket]>(c, "connect");
+      assert.equal(connack.reasonCode, 0);
+      assert.deepEqual(connack.properties, {
+        sharedSubscriptionAvailable: false,
+        maximumPacketSize: MAX_PACKET_SIZE,
+        receiveMaximum: 1024,
+        maximumQoS: 1,
+        retainAvailable: false,
+        wildcardSubscriptionAvailable: false,
+        sessionExpiryInterval: 0, // clamped: no persistent sessions (spec 5)
+      });
+      await t.log.until(() => t.log.connected.length === 1, "connected");
+      const info = t.log.connected[0];
+      assert.equal(info.connCode.length, 16);
+      assert.match(info.connCode, /^[0-9a-f]{16}$/);
+      assert.deepEqual({ ...info, connCode: "" }, {
+        connCode: "",
+        clientId: "dev1",
+        username: "dev1",
+        password: PASSWORD,
+        protocolVersion: 5,
+        keepAlive: 30,
+        maxPacketSize: 100000,
+        transport,
+        remoteAddress: "127.0.0.1",
+        secure: false,
+      });
+      assert.equal(t.broker.clientCount(), 1);
+      assert.equal(t.broker.clientCount(transport), 1);
+      assert.equal(t.broker.clientCount(transport === "tcp" ? "ws" : "tcp"), 0);
+
+      await end(c);
+      await t.log.until(() => t.log.disconnected.length === 1, "disconnected");
+      assert.deepEqual(t.log.disconnected, [{ connCode: info.connCode, clientId: "dev1" }]);
+      assert.equal(t.broker.clientCount(), 0);
+    } finally {
+      await end(c);
+      await t.close();
+    }
+  });
+
+  Deno.test(`an MQTT 3.1.1 client logs in over ${transport}`, async () => {
+    const t = await startBroker();
+    const c = client(t.url(transport), "dev1", { protocolVersion: 4 });
+    try {
+      const [connack] = await event<[IConnackPacket]>(c, "connect");
+      assert.equal(connack.returnCode, 0);
+      await t.log.until(() => t.log.connected.length === 1, "connected");
+      assert.equal(t.log.connected[0].protocolVersion, 4);
+      assert.equal(t.log.connected[0].maxPacketSize, null);
+    } finally {
+      await end(c);
+      await t.close();
+    }
+  });
+
+  Deno.test(`bad credentials get CONNACK 0x86 (MQTT 5) and 4 (3.1.1) over ${transport}`, async () => {
+    const t = await startBroker();
+    const cases = [
+      { version: 5 as const, id: "dev1", user: "dev1", password: "wrong", code: 0x86 },
+      { version: 4 as const, id: "dev1", user: "dev1", password: "wrong", code: 4 },
+      // Spec 5: ClientID must equal Username; the hook is not even asked.
+      { version: 5 as const, id: "dev1", user: "dev2", password: PASSWORD, code: 0x86 },
+      { version: 4 as const, id: "", user: "", password: PASSWORD, code: 4 },
+    ];
+    try {
+      for (const k of cases) {
+        const c = client(t.url(transport), k.id, {
+          protocolVersion: k.version,
+          username: k.user,
+          password: k.password,
+          clean: true,
+        });
+        try {
+          const [err] = await event<[{ code: number }]>(c, "error");
+          assert.equal(err.code, k.code, JSON.stringify(k));
+        } finally {
+          await end(c);
+        }
+      }
+      assert.equal(t.log.authenticated.length, 2);
+      assert.equal(t.log.connected.length, 0);
+    } finally {
+      await t.close();
+    }
+  });
+
+  Deno.test(`an authenticate error closes the ${transport} connection without CONNACK`, async () => {
+    const t = await startBroker();
+    let calls = 0;
+    t.log.auth = () => {
+      calls++;
+      // Spec 5: a database error must not look like bad credentials.
+      return calls === 1 ? Promise.resolve({ ok: false, reason: "error" }) : Promise.reject(
+        new Error("database is locked"),
+      );
+    };
+    try {
+      for (const version of [5, 4] as const) {
+        const c = client(t.url(transport), "dev1", { protocolVersion: version });
+        const cmds = received(c);
+        try {
+          await event(c, "close");
+          assert.deepEqual(cmds, [], `MQTT ${version} saw packets`);
+          assert.equal(c.connected, false);
+        } finally {
+          await end(c);
+        }
+      }
+      assert.equal(calls, 2);
+      assert.equal(t.log.connected.length, 0);
+      assert.equal(t.log.disconnected.length, 0);
+    } finally {
+      await t.close();
+    }
+  });
+}
+
+Deno.test("keepalive out of 10–600 is clamped and announced as Server Keep Alive", async () => {
+  const t = await startBroker();
+  try {
+    for (const [asked, enforced] of [[5, 10], [1000, 600], [0, 600], [30, undefined]]) {
+      const c = client(t.url("tcp"), `k${asked}`, { keepalive: asked });
+      try {
+        const [connack] = await event<[IConnackPacket]>(c, "connect");
+        assert.equal(connack.properties?.serverKeepAlive, enforced, `keepalive ${asked}`);
+        await t.log.until(() => t.log.connected.some((i) => i.clientId === `k${asked}`));
+        const info = t.log.connected.find((i) => i.clientId === `k${asked}`);
+        assert.equal(info?.keepAlive, enforced ?? asked);
+      } finally {
+        await end(c);
+      }
+    }
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("over maxClients MQTT 5 gets 0x89 and 3.1.1 gets 3, but a takeover is let in", async () => {
+  const t = await startBroker({ maxClients: 1 });
+  const first = client(t.url("tcp"), "dev1");
+  try {
+    await event(first, "connect");
+    for (const [version, code] of [[5, 0x89], [4, 3]] as const) {
+      const c = client(t.url("ws"), "dev2", { protocolVersion: version });
+      try {
+        const [err] = await event<[{ code: number }]>(c, "error");
+        assert.equal(err.code, code);
+      } finally {
+        await end(c);
+      }
+    }
+    // The hook is not asked for clients that could not be let in.
+    assert.deepEqual(t.log.authenticated.map((i) => i.clientId), ["dev1"]);
+    const again = client(t.url("ws"), "dev1");
+    try {
+      await event(again, "connect");
+      assert.equal(t.log.authenticated.length, 2);
+    } finally {
+      await end(again);
+    }
+  } finally {
+    await end(first);
+    await t.close();
+  }
+});
+
+for (const transport of transports) {
+  Deno.test(`a second ${transport} login with the same ClientID takes over with 0x8E`, async () => {
+    const t = await startBroker();
+    const old = client(t.url("tcp"), "dev1");
+    let next = old;
+    try {
+      await event(old, "connect");
+      await t.log.until(() => t.log.connected.length === 1);
+      const oldCode = t.log.connected[0].connCode;
+      const kicked = event<[IDisconnectPacket]>(old, "disconnect");
+      next = client(t.url(transport), "dev1");
+      await event(next, "connect");
+      const [packet] = await kicked;
+      assert.equal(packet.reasonCode, 0x8e);
+      await t.log.until(() => t.log.connected.length === 2 && t.log.disconnected.length === 1);
+      const newCode = t.log.connected[1].connCode;
+      assert.notEqual(newCode, oldCode);
+      assert.deepEqual(t.log.disconnected, [{ connCode: oldCode, clientId: "dev1" }]);
+      assert.equal(t.broker.clientCount(), 1);
+      // Downlinks go to the new connection only.
+      assert.equal(await t.broker.publish(oldCode, new Uint8Array([1]), 1), "dropped");
+      const got = event(next, "message");
+      assert.equal(await t.broker.publish(newCode, new Uint8Array([2]), 1), "acked");
+      assert.equal((await got)[0], "nix/c/dev1/down");
+
+      await end(next);
+      await t.log.until(() => t.log.disconnected.length === 2);
+      assert.equal(t.log.disconnectsOf(oldCode), 1);
+      assert.equal(t.log.disconnectsOf(newCode), 1);
+    } finally {
+      await end(old, next);
+      await t.close();
+    }
+  });
+}

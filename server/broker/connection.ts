@@ -1,0 +1,134 @@
+import { Buffer } from "node:buffer";
+import type { Duplex } from "node:stream";
+import { encodePublish, publishWireSize } from "./codec.ts";
+import type { ConnectInfo, PublishOutcome } from "./types.ts";
+
+/** Most unacknowledged QoS 1 downlinks per client (spec 5 MaximumInflight). */
+export const MAX_INFLIGHT = 1024;
+/** Most downlink writes queued on one connection (spec 5 MaximumClientWritesPending). */
+export const MAX_WRITES_PENDING = 1024;
+
+const DROPPED: Promise<PublishOutcome> = Promise.resolve("dropped");
+
+/** The CONNECT facts the adapter keeps, read before aedes handles the CONNECT. */
+export interface ConnectFacts {
+  readonly clientId: string;
+  readonly protocolVersion: 4 | 5;
+  readonly keepAlive: number;
+  readonly maxPacketSize: number | null;
+  /** The client's Receive Maximum: how many QoS 1 downlinks it takes unacknowledged. */
+  readonly receiveMaximum: number;
+}
+
+/** One MQTT connection as the adapter tracks it, from `handle` to the stream's `close`. */
+export class Connection {
+  readonly stream: Duplex;
+  readonly transport: "tcp" | "ws";
+  readonly remoteAddress: string;
+  readonly secure: boolean;
+  /** The aedes client; `any` stays inside server/broker/. */
+  // deno-lint-ignore no-explicit-any
+  client: any = null;
+  facts: ConnectFacts | null = null;
+  /** Set once authentication starts; carries the connection code. */
+  info: ConnectInfo | null = null;
+  upTopic = "";
+  downTopic = "";
+  /** Passed authentication; counts against maxClients until closed. */
+  admitted = false;
+  /** The `connected` hook fired; `disconnected` is owed. */
+  connected = false;
+  closed = false;
+  /** Resolves when the stream has closed. */
+  readonly done: Promise<void>;
+  #resolveDone!: () => void;
+  #downTopicBytes = 0;
+  #inflight = new Map<number, (outcome: PublishOutcome) => void>();
+  #inflightMax = MAX_INFLIGHT;
+  #nextId = 1;
+  #writesPending = 0;
+
+  constructor(stream: Duplex, transport: "tcp" | "ws", remoteAddress: string, secure: boolean) {
+    this.stream = stream;
+    this.transport = transport;
+    this.remoteAddress = remoteAddress;
+    this.secure = secure;
+    this.done = new Promise((resolve) => this.#resolveDone = resolve);
+  }
+
+  /** Record the CONNECT and derive the ACL topics (spec 5: only `nix/c/{id}/up|down`). */
+  setFacts(facts: ConnectFacts): void {
+    this.facts = facts;
+    this.upTopic = `nix/c/${facts.clientId}/up`;
+    this.downTopic = `nix/c/${facts.clientId}/down`;
+    this.#downTopicBytes = Buffer.byteLength(this.downTopic);
+    this.#inflightMax = Math.min(MAX_INFLIGHT, facts.receiveMaximum);
+  }
+
+  /** Publish to this client's down topic; see `Broker.publish`. Never throws. */
+  publish(payload: Uint8Array, qos: 0 | 1): Promise<PublishOutcome> {
+    const facts = this.facts;
+    if (!this.connected || this.closed || !facts || this.client.closed) return DROPPED;
+    // Spec 5: a full client write queue drops the downlink; the app retries (spec 7.5).
+    if (this.#writesPending >= MAX_WRITES_PENDING) return DROPPED;
+    // Never exceed the client's Maximum Packet Size [MQTT-3.1.2-24]; the app checks first.
+    const v = facts.protocolVersion;
+    const size = publishWireSize(this.#downTopicBytes, payload.byteLength, qos, v);
+    if (facts.maxPacketSize !== null && size > facts.maxPacketSize) return DROPPED;
+    if (qos === 0) {
+      const frame = encodePublish(this.downTopic, payload, 0, undefined, v);
+      return new Promise((resolve) =>
+        this.#write(frame, (err) => resolve(err ? "dropped" : "sent"))
+      );
+    }
+    if (this.#inflight.size >= this.#inflightMax) return DROPPED;
+    const id = this.#allocateId();
+    const frame = encodePublish(this.downTopic, payload, 1, id, v);
+    return new Promise((resolve) => {
+      this.#inflight.set(id, resolve);
+      this.#write(frame, (err) => {
+        if (err) this.#settle(id, "dropped");
+      });
+    });
+  }
+
+  /** A PUBACK arrived for `messageId`. */
+  acked(messageId: number): void {
+    this.#settle(messageId, "acked");
+  }
+
+  /** The stream closed: every unacknowledged downlink is dropped. */
+  markClosed(): void {
+    this.closed = true;
+    const pending = [...this.#inflight.values()];
+    this.#inflight.clear();
+    for (const resolve of pending) resolve("dropped");
+    this.#resolveDone();
+  }
+
+  #settle(messageId: number, outcome: PublishOutcome): void {
+    const resolve = this.#inflight.get(messageId);
+    if (!resolve) return;
+    this.#inflight.delete(messageId);
+    resolve(outcome);
+  }
+
+  #allocateId(): number {
+    // At most MAX_INFLIGHT of 65535 ids are taken, so this loop is short.
+    let id = this.#nextId;
+    while (this.#inflight.has(id)) id = id === 65535 ? 1 : id + 1;
+    this.#nextId = id === 65535 ? 1 : id + 1;
+    return id;
+  }
+
+  #write(frame: Buffer, cb: (err: Error | null | undefined) => void): void {
+    this.#writesPending++;
+    const stream = this.stream;
+    stream.cork();
+    process.nextTick(() => stream.uncork());
+    stream.write(frame, (err) => {
+      this.#writesPending--;
+      cb(err);
+    });
+  }
+}
