@@ -7,6 +7,7 @@ import type { IpLockouts, LoginLockouts } from "../auth/lockout.ts";
 import type { RateLimiter } from "../auth/rate_limit.ts";
 import type { Broker } from "../broker/types.ts";
 import type { ConnectionTable } from "./connections.ts";
+import type { Messaging } from "./messaging/effects.ts";
 
 /** The services every use case shares; built once by `startServer`. */
 export interface App {
@@ -24,5 +25,7 @@ export interface App {
   readonly conns: ConnectionTable;
   /** Set once the broker exists; the hooks only fire after that. */
   broker: Broker;
+  /** The live messaging side (push loops, receipts, scheduler); set at startup. */
+  messaging: Messaging;
   readonly clock: () => number;
 }

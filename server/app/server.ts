@@ -102,6 +102,7 @@ export async function startServer(
       rate: new RateLimiter({ perSecond: config.limits.requests_per_second, clock }),
       conns: new ConnectionTable(),
       broker: null as unknown as Broker,
+      messaging: { apply: () => {}, scheduled: () => {} },
       clock,
     };
     const handlers: HandlerTable = { ...sessionHandlers };

@@ -1,0 +1,35 @@
+import type { ReceiptRow } from "../../store/ops/receipts.ts";
+import type { RevokeReason } from "../../protocol/frames.ts";
+
+/** A `revoked` frame owed to a connection that was pushed a delivery (spec 6.4, 7.6). */
+export interface RevokedNotice {
+  /** The recipient endpoint. */
+  readonly endpointId: string;
+  /** The connection the delivery was pushed to; the notice goes only there (best effort). */
+  readonly connCode: string | null;
+  readonly msgId: string;
+  /** The sender of the message. */
+  readonly from: string;
+  readonly reason: RevokeReason;
+}
+
+/**
+ * What a committed writer op asks of the live side: push loops to wake, receipts to push to
+ * their senders, `revoked` frames to send. Every use case hands its op result's effects to
+ * `Messaging.apply` after the commit.
+ */
+export interface Effects {
+  /** Endpoints that got new pending deliveries. */
+  readonly wake?: readonly string[];
+  /** Receipts written by the op. */
+  readonly receipts?: readonly ReceiptRow[];
+  readonly revoked?: readonly RevokedNotice[];
+}
+
+/** The messaging runtime as other use cases (groups, admin) see it. */
+export interface Messaging {
+  /** Applies the live side effects of a committed op. Never throws. */
+  apply(fx: Effects): void;
+  /** A message was scheduled: re-arm the scheduler timer. */
+  scheduled(sendAt: number): void;
+}
