@@ -16,6 +16,9 @@ import { RateLimiter } from "../auth/rate_limit.ts";
 import { dbPath, ensureDataDir } from "./paths.ts";
 import { readSetting } from "./settings.ts";
 import type { App } from "./app_context.ts";
+import type { Messaging } from "./messaging/effects.ts";
+import { MessagingRuntime } from "./messaging/runtime.ts";
+import { messagingHandlers } from "./handlers/messaging.ts";
 import { ConnectionTable } from "./connections.ts";
 import { LoginService } from "./login.ts";
 import { type HandlerTable, MqttApp } from "./mqtt_app.ts";
@@ -29,6 +32,7 @@ export interface RunningServer {
   readonly writer: Writer;
   readonly app: App;
   readonly mqtt: MqttApp;
+  readonly messaging: MessagingRuntime;
   /** Stops accepting, drains the write queue (spec 7.8), closes everything. */
   close(): Promise<void>;
 }
@@ -102,13 +106,15 @@ export async function startServer(
       rate: new RateLimiter({ perSecond: config.limits.requests_per_second, clock }),
       conns: new ConnectionTable(),
       broker: null as unknown as Broker,
-      messaging: { apply: () => {}, scheduled: () => {} },
+      messaging: null as unknown as Messaging,
       clock,
     };
-    const handlers: HandlerTable = { ...sessionHandlers };
+    const handlers: HandlerTable = { ...sessionHandlers, ...messagingHandlers };
     const mqtt = new MqttApp(app, new LoginService(app), handlers);
     broker = await createBroker({ maxClients: config.limits.max_clients, log, hooks: mqtt });
     app.broker = broker;
+    const messaging = new MessagingRuntime(app, mqtt);
+    app.messaging = messaging;
 
     const routes: Route[] = [
       ...healthRoutes({ ready: () => writer.healthy }),
@@ -121,11 +127,12 @@ export async function startServer(
       http: createRouter(routes, { log }),
       onMqtt: (conn) => b.handle(conn),
     });
+    messaging.start();
     log.info("nixmsg serving", {
       listen: hostPort(listeners.listen),
       admin_listen: listeners.admin ? hostPort(listeners.admin) : "",
     });
-    return running(config, log, listeners, broker, writer, reader, app, mqtt);
+    return running(config, log, listeners, broker, writer, reader, app, mqtt, messaging);
   } catch (err) {
     await listeners?.close();
     await broker?.close();
@@ -144,6 +151,7 @@ function running(
   reader: DatabaseSync,
   app: App,
   mqtt: MqttApp,
+  messaging: MessagingRuntime,
 ): RunningServer {
   let closing: Promise<void> | null = null;
   return {
@@ -152,11 +160,13 @@ function running(
     writer,
     app,
     mqtt,
+    messaging,
     close() {
       // spec 7.8: stop accepting, let queued writes commit (bounded), then drop connections.
       closing ??= (async () => {
         await listeners.close();
         mqtt.stop();
+        messaging.stop();
         await writer.close(config.timeouts.shutdown_drain_seconds * 1000);
         await broker.close();
         reader.close();

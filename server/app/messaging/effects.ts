@@ -32,4 +32,8 @@ export interface Messaging {
   apply(fx: Effects): void;
   /** A message was scheduled: re-arm the scheduler timer. */
   scheduled(sendAt: number): void;
+  /** A recipient acked `from`/`id`; frees the window slot where it was pushed (spec 6.3). */
+  acked(endpointId: string, from: string, id: string, pushedTo: string | null): void;
+  /** A sender acked a receipt on connection `connCode` (spec 6.4). */
+  receiptAcked(connCode: string, receiptId: number): void;
 }

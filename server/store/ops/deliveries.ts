@@ -14,7 +14,7 @@ import {
 // One delivery's life after dispatch: push marks, acks, ack timeouts, expiry (spec 7.5, 7.6).
 // Every change is a conditional UPDATE; 0 changed rows means someone else got there first.
 
-const SQL_CLAIMABLE = `SELECT d.seq, d.keep, d.expire_at, m.id, m.sender_id
+const SQL_CLAIMABLE = `SELECT d.seq, d.keep, d.expire_at, d.send_at, m.id, m.sender_id
   FROM deliveries d JOIN messages m ON m.seq = d.seq
   WHERE d.endpoint_id = ? AND d.state = 'pending' AND d.pushed_conn IS NULL
     AND (d.expire_at IS NULL OR d.expire_at > ?)
@@ -61,6 +61,8 @@ export interface ClaimedDelivery {
   senderId: string;
   keep: boolean;
   expireAt: number | null;
+  /** When the message became due; the push latency is measured from here (spec 4.3). */
+  sendAt: number;
 }
 
 /**
@@ -81,6 +83,7 @@ export function claimDeliveries(
     expire_at: number | null;
     id: string;
     sender_id: string;
+    send_at: number;
   }[];
   for (const r of rows) {
     const changed = prepareCached(db, SQL_MARK).run(
@@ -97,6 +100,7 @@ export function claimDeliveries(
       senderId: r.sender_id,
       keep: r.keep === 1,
       expireAt: r.expire_at,
+      sendAt: r.send_at,
     });
   }
   return { claimed };

@@ -76,8 +76,8 @@ Deno.test("claim marks unpushed pending deliveries in send_at, seq order up to t
   const r = claimDeliveries(db, { endpointId: "b", connCode: "k1", limit: 2 }, T0 + 30);
   assert.deepEqual(structuredClone(r), r, "plain cloneable data");
   assert.deepEqual(r.claimed, [
-    { seq: first, msgId: "first", senderId: "a", keep: false, expireAt: null },
-    { seq: early, msgId: "early", senderId: "a", keep: false, expireAt: null },
+    { seq: first, msgId: "first", senderId: "a", keep: false, expireAt: null, sendAt: T0 },
+    { seq: early, msgId: "early", senderId: "a", keep: false, expireAt: null, sendAt: T0 + 10 },
   ]);
   assert.deepEqual(
     [row(db, first).pushed_conn, row(db, first).pushed_at, row(db, first).attempts],

@@ -1,0 +1,115 @@
+import type { Handler, HandlerTable } from "../mqtt_app.ts";
+import {
+  type ProtocolError,
+  ProtocolError as PE,
+  requestFingerprint,
+  resolveSendAt,
+} from "../../protocol/mod.ts";
+import type { SendData } from "../../protocol/frames.ts";
+import { prepareCached } from "../../store/db.ts";
+import { messageStatus } from "../../store/queries/status.ts";
+import { selfRow } from "../endpoint_reads.ts";
+import { canonicalMeta } from "./meta.ts";
+
+const SQL_SEND_KEY_EXISTS = "SELECT 1 AS x FROM send_keys WHERE sender_id = ? AND msg_id = ?";
+
+/**
+ * spec 6.2, 7.3: validate, then one writer op checks idempotency FIRST, then target and quota,
+ * inserts message, body and send key, and dispatches when due. `resp` only after COMMIT.
+ */
+const send: Handler<"send"> = async ({ app, conn }, frame) => {
+  const senderId = conn.endpointId;
+  const now = app.clock();
+  const self = selfRow(app.reader, senderId);
+  const fingerprint = requestFingerprint(frame);
+  let sendAt = resolveSendAt(frame, now, self?.default_delay_ms ?? 0, app.config.limits);
+  if (typeof sendAt !== "number") {
+    // spec 7.3 step 2: a repeat of an accepted request must still get its original answer,
+    // even if the schedule bound would now refuse it; the op answers duplicates first.
+    const err: ProtocolError = sendAt;
+    if (!prepareCached(app.reader, SQL_SEND_KEY_EXISTS).get(senderId, frame.id)) throw err;
+    sendAt = now;
+  }
+  const r = await app.writer.run("message.submit", {
+    senderId,
+    id: frame.id,
+    fingerprint,
+    toKind: frame.to.kind,
+    toId: frame.to.id,
+    body: frame.body.bytes,
+    bodyEnc: frame.body.enc,
+    contentType: frame.body.content_type,
+    meta: canonicalMeta(frame.meta),
+    sendAt,
+    keep: frame.offline.keep,
+    ttlSeconds: frame.offline.ttl_seconds,
+    receipt: frame.receipt,
+  });
+  app.messaging.apply({ wake: r.wake, receipts: r.receipts });
+  if (r.state === "scheduled") app.messaging.scheduled(r.sendAt);
+  const data: SendData = { id: frame.id, send_at_ms: r.sendAt, state: r.state };
+  return data;
+};
+
+/** spec 6.3, 7.6: any pending delivery of the acker; repeats succeed; final states reported. */
+const ack: Handler<"ack"> = async ({ app, conn }, frame) => {
+  const r = await app.writer.run("delivery.ack", {
+    endpointId: conn.endpointId,
+    from: frame.from,
+    id: frame.id,
+  });
+  app.messaging.apply({ receipts: r.receipts });
+  app.messaging.acked(conn.endpointId, frame.from, frame.id, r.wasPushedTo);
+  return { result: r.result };
+};
+
+/** spec 6.4, 7.6: recall; pushed deliveries get a best-effort `revoked`. */
+const recall: Handler<"recall"> = async ({ app, conn }, frame) => {
+  const r = await app.writer.run("message.recall", { senderId: conn.endpointId, id: frame.id });
+  app.messaging.apply({
+    revoked: r.revoked.map((x) => ({
+      endpointId: x.endpointId,
+      connCode: x.connCode,
+      msgId: frame.id,
+      from: conn.endpointId,
+      reason: "recalled" as const,
+    })),
+  });
+  return { result: r.result, recalled: r.recalled, accepted: r.accepted, other: r.other };
+};
+
+/** spec 6.4: own messages only; no body; records that are gone -> not_found. */
+const status: Handler<"status"> = ({ app, conn }, frame) => {
+  const s = messageStatus(app.reader, conn.endpointId, frame.id, frame.cursor, frame.limit);
+  if (!s) return Promise.reject(new PE("not_found"));
+  return Promise.resolve({
+    id: s.id,
+    state: s.state,
+    reason: s.reason,
+    send_at_ms: s.sendAtMs,
+    counts: s.counts,
+    items: s.items.map((i) => ({ endpoint_id: i.endpointId, state: i.state, reason: i.reason })),
+    next_cursor: s.nextCursor,
+  });
+};
+
+/** spec 6.4: the sender confirms a receipt; it is not pushed again. */
+const receiptAck: Handler<"receipt_ack"> = async ({ app, conn }, frame) => {
+  const receiptId = Number(frame.receipt_id);
+  if (!Number.isSafeInteger(receiptId) || receiptId <= 0) {
+    throw new PE("bad_request", "receipt_id 不合法");
+  }
+  const r = await app.writer.run("receipt.ack", { senderId: conn.endpointId, receiptId });
+  app.messaging.receiptAcked(conn.code, receiptId);
+  if (!r.ok) throw new PE("not_found");
+  return {};
+};
+
+/** The message frames of spec 6.2-6.4. */
+export const messagingHandlers: HandlerTable = {
+  send,
+  ack,
+  recall,
+  status,
+  receipt_ack: receiptAck,
+};

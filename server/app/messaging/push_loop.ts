@@ -1,0 +1,199 @@
+import type { App } from "../app_context.ts";
+import type { Conn } from "../connections.ts";
+import type { MqttApp } from "../mqtt_app.ts";
+import type { ClaimedDelivery } from "../../store/ops/deliveries.ts";
+import type { Effects } from "./effects.ts";
+import type { MsgFrameCache } from "./frames.ts";
+import type { Semaphore } from "./semaphore.ts";
+
+/** spec 7.5: frames over 64 KiB count against the server-wide big-frame limit. */
+export const BIG_FRAME_BYTES = 64 * 1024;
+/** spec 7.5 step 4: a dropped publish is retried after 1 s. */
+const RETRY_MS = 1000;
+
+interface Inflight {
+  readonly claim: ClaimedDelivery;
+  timer: ReturnType<typeof setTimeout> | null;
+  bigSlot: boolean;
+}
+
+/** What a push loop needs from the messaging runtime. */
+export interface PushDeps {
+  readonly app: App;
+  readonly mqtt: MqttApp;
+  readonly frames: MsgFrameCache;
+  readonly bigFrames: Semaphore;
+  apply(fx: Effects): void;
+  observeDuePush?(ms: number): void;
+}
+
+function key(from: string, id: string): string {
+  return `${from}\u0000${id}`;
+}
+
+/**
+ * One push loop per handshaken connection (spec 7.5): claims up to the window of pending
+ * deliveries (the conditional mark is committed before publishing), publishes them QoS 1, and
+ * keeps an in-memory ack timer per pushed delivery.
+ */
+export class PushLoop {
+  readonly conn: Conn;
+  #d: PushDeps;
+  #inflight = new Map<string, Inflight>();
+  #running = false;
+  #again = false;
+  #stopped = false;
+  #retry: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(conn: Conn, deps: PushDeps) {
+    this.conn = conn;
+    this.#d = deps;
+  }
+
+  /** Pushed but not yet acked on this connection. */
+  get inflight(): number {
+    return this.#inflight.size;
+  }
+
+  /** Asks the loop to look for pushable deliveries. Cheap to call often. */
+  wake(): void {
+    if (this.#stopped) return;
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#run();
+  }
+
+  /** The recipient acked `from`/`id`, on whichever connection (spec 6.3). */
+  acked(from: string, id: string): void {
+    const f = this.#inflight.get(key(from, id));
+    if (!f) return;
+    this.#finish(f);
+    this.wake();
+  }
+
+  /** The connection is gone: drop timers and slots (the disconnect op clears the marks). */
+  stop(): void {
+    this.#stopped = true;
+    if (this.#retry) clearTimeout(this.#retry);
+    for (const f of [...this.#inflight.values()]) this.#finish(f);
+  }
+
+  #finish(f: Inflight): void {
+    if (f.timer) clearTimeout(f.timer);
+    f.timer = null;
+    if (f.bigSlot) {
+      f.bigSlot = false;
+      this.#d.bigFrames.release();
+    }
+    this.#inflight.delete(key(f.claim.senderId, f.claim.msgId));
+  }
+
+  async #run(): Promise<void> {
+    this.#running = true;
+    const { app } = this.#d;
+    try {
+      do {
+        this.#again = false;
+        while (!this.#stopped) {
+          const room = app.config.limits.delivery_window - this.#inflight.size;
+          if (room <= 0) break;
+          const { claimed } = await app.writer.run("delivery.claim", {
+            endpointId: this.conn.endpointId,
+            connCode: this.conn.code,
+            limit: room,
+          });
+          if (claimed.length === 0) break;
+          for (const c of claimed) await this.#pushOne(c);
+        }
+      } while (this.#again && !this.#stopped);
+    } catch (err) {
+      app.log.error("push failed", { conn: this.conn.code, error: (err as Error).message });
+      this.#scheduleRetry();
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  #scheduleRetry(): void {
+    if (this.#stopped || this.#retry) return;
+    this.#retry = setTimeout(() => {
+      this.#retry = null;
+      this.wake();
+    }, RETRY_MS);
+  }
+
+  async #pushOne(c: ClaimedDelivery): Promise<void> {
+    const { app, mqtt, frames, bigFrames } = this.#d;
+    const ref = { seq: c.seq, endpointId: this.conn.endpointId, connCode: this.conn.code };
+    const bytes = frames.get(c.seq);
+    if (bytes === null) {
+      // The message finished between claim and read (e.g. recalled); release the mark.
+      await app.writer.run("delivery.unmark", ref);
+      return;
+    }
+    const limit = mqtt.frameLimit(this.conn);
+    if (limit !== null && bytes.length > limit) {
+      // spec 7.5 step 2: too large for this connection -> rejected, never published.
+      const r = await app.writer.run("delivery.reject_too_large", ref);
+      this.#d.apply({ receipts: r.receipts });
+      return;
+    }
+    const f: Inflight = { claim: c, timer: null, bigSlot: false };
+    this.#inflight.set(key(c.senderId, c.msgId), f);
+    if (bytes.length > BIG_FRAME_BYTES) {
+      await bigFrames.acquire();
+      f.bigSlot = true;
+      if (this.#stopped || !this.#inflight.has(key(c.senderId, c.msgId))) {
+        bigFrames.release();
+        f.bigSlot = false;
+        return;
+      }
+    }
+    f.timer = setTimeout(() => this.#ackTimeout(f), app.config.limits.ack_timeout_seconds * 1000);
+    this.#d.observeDuePush?.(Math.max(0, app.clock() - c.sendAt));
+    mqtt.publish(this.conn, bytes, 1).then((outcome) => {
+      if (f.bigSlot) {
+        f.bigSlot = false; // spec 7.5: the big-frame slot is freed on PUBACK
+        bigFrames.release();
+      }
+      if (outcome === "dropped" && this.#inflight.get(key(c.senderId, c.msgId)) === f) {
+        this.#finish(f);
+        app.writer.run("delivery.unmark", ref)
+          .catch((err) => app.log.warn("unmark failed", { error: (err as Error).message }));
+        this.#scheduleRetry();
+      }
+    });
+  }
+
+  async #ackTimeout(f: Inflight): Promise<void> {
+    const { app } = this.#d;
+    f.timer = null;
+    if (this.#inflight.get(key(f.claim.senderId, f.claim.msgId)) !== f) return;
+    this.#finish(f);
+    try {
+      const r = await app.writer.run("delivery.ack_timeout", {
+        seq: f.claim.seq,
+        endpointId: this.conn.endpointId,
+        connCode: this.conn.code,
+      });
+      const fx: Effects = r.outcome === "dropped" || r.outcome === "expired"
+        ? {
+          receipts: r.receipts,
+          revoked: [{
+            endpointId: this.conn.endpointId,
+            connCode: this.conn.code,
+            msgId: f.claim.msgId,
+            from: f.claim.senderId,
+            reason: r.outcome,
+          }],
+        }
+        : { receipts: r.receipts };
+      this.#d.apply(fx);
+    } catch (err) {
+      app.log.error("ack timeout failed", { error: (err as Error).message });
+    }
+    this.wake();
+  }
+}

@@ -1,0 +1,232 @@
+import type { App } from "../app_context.ts";
+import type { Conn } from "../connections.ts";
+import type { MqttApp } from "../mqtt_app.ts";
+import { nextDueAt } from "../../store/queries/status.ts";
+import type { HousekeepingCursor, HousekeepingResult } from "../../store/ops/housekeeping.ts";
+import { openDb } from "../../store/db.ts";
+import { dbPath } from "../paths.ts";
+import type { Effects, Messaging } from "./effects.ts";
+import { MsgFrameCache, revokedFrame } from "./frames.ts";
+import { PushLoop } from "./push_loop.ts";
+import { ReceiptPusher } from "./receipt_pusher.ts";
+import { Semaphore } from "./semaphore.ts";
+
+/** spec 7.5: at most 64 frames over 64 KiB in flight server-wide. */
+const BIG_FRAME_SLOTS = 64;
+/** spec 7.5: the cleanup loop runs about every second. */
+const CLEANUP_MS = 1000;
+/** spec 7.6: housekeeping runs hourly, in batches of a few thousand rows. */
+const HOUSEKEEPING_MS = 3_600_000;
+const HOUSEKEEPING_BATCH = 2000;
+const EXPIRE_BATCH = 500;
+const DISPATCH_BATCH = 64;
+/** Longest timer we arm; later schedules are re-checked then (setTimeout caps at 2^31-1 ms). */
+const MAX_TIMER_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+/** Optional observers (metrics). */
+export interface MessagingObservers {
+  observeDuePush?(ms: number): void;
+  observeAck?(ms: number): void;
+}
+
+/**
+ * The live side of messaging (spec 7.4-7.6): push loops and receipt pushers per handshaken
+ * connection, the due-time scheduler, the per-second cleanup loop and hourly housekeeping.
+ */
+export class MessagingRuntime implements Messaging {
+  #app: App;
+  #mqtt: MqttApp;
+  #frames: MsgFrameCache;
+  #bigFrames = new Semaphore(BIG_FRAME_SLOTS);
+  #push = new Map<string, PushLoop>();
+  #receipts = new Map<string, ReceiptPusher>();
+  #obs: MessagingObservers;
+  #dueTimer: ReturnType<typeof setTimeout> | null = null;
+  #dueAt: number | null = null;
+  #dispatching = false;
+  #dispatchAgain = false;
+  #cleanupTimer: ReturnType<typeof setInterval> | null = null;
+  #housekeepingTimer: ReturnType<typeof setInterval> | null = null;
+  #cleaning = false;
+  #stopped = false;
+
+  constructor(app: App, mqtt: MqttApp, obs: MessagingObservers = {}) {
+    this.#app = app;
+    this.#mqtt = mqtt;
+    this.#frames = new MsgFrameCache(app.reader);
+    this.#obs = obs;
+    mqtt.listen({
+      handshaken: (conn) => this.#online(conn),
+      gone: (conn, wasCurrent) => this.#offline(conn, wasCurrent),
+    });
+  }
+
+  /** Starts the scheduler and the cleanup loops (after startup recovery, spec 7.8). */
+  start(): void {
+    this.#cleanupTimer = setInterval(() => this.#cleanup(), CLEANUP_MS);
+    this.#housekeepingTimer = setInterval(() => this.housekeeping(), HOUSEKEEPING_MS);
+    const due = nextDueAt(this.#app.reader);
+    if (due !== null) this.scheduled(due);
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    if (this.#dueTimer) clearTimeout(this.#dueTimer);
+    if (this.#cleanupTimer) clearInterval(this.#cleanupTimer);
+    if (this.#housekeepingTimer) clearInterval(this.#housekeepingTimer);
+    for (const p of this.#push.values()) p.stop();
+    for (const r of this.#receipts.values()) r.stop();
+  }
+
+  apply(fx: Effects): void {
+    if (this.#stopped) return;
+    for (const id of new Set(fx.wake ?? [])) this.#pushLoopOf(id)?.wake();
+    for (const sender of new Set((fx.receipts ?? []).map((r) => r.senderId))) {
+      this.#receiptPusherOf(sender)?.wake();
+    }
+    for (const n of fx.revoked ?? []) {
+      const conn = n.connCode ? this.#app.conns.get(n.connCode) : undefined;
+      if (!conn || !conn.handshaken) continue;
+      // spec 6.4: best effort; the ack of a revoked delivery reports its final state anyway.
+      this.#push.get(conn.code)?.acked(n.from, n.msgId);
+      void this.#mqtt.publish(conn, revokedFrame(n), 1);
+    }
+  }
+
+  /** The recipient acked a delivery: free its window slot where it was pushed (spec 6.3). */
+  acked(endpointId: string, from: string, id: string, pushedTo: string | null): void {
+    const loop = (pushedTo ? this.#push.get(pushedTo) : undefined) ?? this.#pushLoopOf(endpointId);
+    loop?.acked(from, id);
+  }
+
+  /** The sender acked a receipt (spec 6.4). */
+  receiptAcked(connCode: string, receiptId: number): void {
+    this.#receipts.get(connCode)?.acked(receiptId);
+  }
+
+  scheduled(sendAt: number): void {
+    if (this.#stopped) return;
+    if (this.#dueAt !== null && this.#dueAt <= sendAt && this.#dueTimer) return;
+    if (this.#dueTimer) clearTimeout(this.#dueTimer);
+    this.#dueAt = sendAt;
+    const wait = Math.min(Math.max(0, sendAt - this.#app.clock()), MAX_TIMER_MS);
+    this.#dueTimer = setTimeout(() => {
+      this.#dueTimer = null;
+      this.#dueAt = null;
+      this.#dispatchDue();
+    }, wait);
+  }
+
+  /** Dispatches every due scheduled message (spec 7.4), then re-arms for the next one. */
+  async #dispatchDue(): Promise<void> {
+    if (this.#dispatching) {
+      this.#dispatchAgain = true;
+      return;
+    }
+    this.#dispatching = true;
+    let next: number | null = null;
+    try {
+      do {
+        this.#dispatchAgain = false;
+        for (;;) {
+          const r = await this.#app.writer.run("message.dispatch_due", { limit: DISPATCH_BATCH });
+          this.apply({ wake: r.wake, receipts: r.receipts });
+          next = r.nextDueAt;
+          if (r.dispatched < DISPATCH_BATCH || this.#stopped) break;
+        }
+      } while (this.#dispatchAgain && !this.#stopped);
+    } catch (err) {
+      this.#app.log.error("dispatch failed", { error: (err as Error).message });
+      next = this.#app.clock() + 1000;
+    } finally {
+      this.#dispatching = false;
+    }
+    if (next !== null) this.scheduled(next);
+  }
+
+  async #cleanup(): Promise<void> {
+    if (this.#cleaning || this.#stopped) return;
+    this.#cleaning = true;
+    try {
+      for (;;) {
+        const r = await this.#app.writer.run("delivery.expire", { limit: EXPIRE_BATCH });
+        this.apply({ receipts: r.receipts });
+        if (r.changed < EXPIRE_BATCH) break;
+      }
+    } catch (err) {
+      this.#app.log.error("cleanup failed", { error: (err as Error).message });
+    } finally {
+      this.#cleaning = false;
+    }
+  }
+
+  /** Hourly deletion of old records, receipts and send keys, then a WAL truncate (spec 7.6). */
+  async housekeeping(): Promise<{ messages: number; receipts: number; keys: number }> {
+    const { config, writer, log } = this.#app;
+    const total = { messages: 0, receipts: 0, keys: 0 };
+    try {
+      let cursor: HousekeepingCursor | null = null;
+      for (;;) {
+        const r: HousekeepingResult = await writer.run("housekeeping.run", {
+          batch: HOUSEKEEPING_BATCH,
+          recordRetentionMs: config.record_retention_days * DAY_MS,
+          receiptRetentionMs: config.receipt_retention_days * DAY_MS,
+          idempotencyMs: config.idempotency_hours * 3_600_000,
+          cursor,
+        });
+        total.messages += r.deletedMessages;
+        total.receipts += r.deletedReceipts;
+        total.keys += r.deletedKeys;
+        cursor = r.cursor;
+        if (!r.more || this.#stopped) break;
+      }
+      const db = openDb(dbPath(config.data_dir));
+      try {
+        db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      } finally {
+        db.close();
+      }
+      log.info("housekeeping", total);
+    } catch (err) {
+      log.error("housekeeping failed", { error: (err as Error).message });
+    }
+    return total;
+  }
+
+  #pushLoopOf(endpointId: string): PushLoop | undefined {
+    const conn = this.#app.conns.current(endpointId);
+    return conn ? this.#push.get(conn.code) : undefined;
+  }
+
+  #receiptPusherOf(endpointId: string): ReceiptPusher | undefined {
+    const conn = this.#app.conns.current(endpointId);
+    return conn ? this.#receipts.get(conn.code) : undefined;
+  }
+
+  #online(conn: Conn): void {
+    if (this.#stopped || conn.closed) return;
+    const loop = new PushLoop(conn, {
+      app: this.#app,
+      mqtt: this.#mqtt,
+      frames: this.#frames,
+      bigFrames: this.#bigFrames,
+      apply: (fx) => this.apply(fx),
+      observeDuePush: this.#obs.observeDuePush,
+    });
+    this.#push.set(conn.code, loop);
+    const receipts = new ReceiptPusher(conn, this.#app, this.#mqtt);
+    this.#receipts.set(conn.code, receipts);
+    loop.wake();
+    receipts.wake();
+  }
+
+  #offline(conn: Conn, _wasCurrent: boolean): void {
+    this.#push.get(conn.code)?.stop();
+    this.#push.delete(conn.code);
+    this.#receipts.get(conn.code)?.stop();
+    this.#receipts.delete(conn.code);
+    // spec 7.5: the disconnect op cleared this code's marks; a newer connection re-pushes them.
+    this.#pushLoopOf(conn.endpointId)?.wake();
+  }
+}

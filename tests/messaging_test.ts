@@ -1,0 +1,58 @@
+import assert from "node:assert/strict";
+import { type Frame, online, type TestClient } from "./helpers/client.ts";
+import { startTestServer, type TestServer } from "./helpers/test_server.ts";
+
+const PW = "device-password-1";
+
+async function pair(t: TestServer): Promise<{ a: TestClient; b: TestClient }> {
+  await t.createEndpoint("a", PW);
+  await t.createEndpoint("b", PW);
+  const a = (await online(t.wsUrl, "a", PW)).client;
+  const b = (await online(t.wsUrl, "b", PW)).client;
+  return { a, b };
+}
+
+function sendFrame(id: string, to: string, text: string, extra: Record<string, unknown> = {}) {
+  return {
+    type: "send",
+    id,
+    to: { kind: "endpoint", id: to },
+    body: { enc: "utf8", data: text },
+    ...extra,
+  };
+}
+
+Deno.test("a direct message is delivered once, acked, and the sender gets an accepted receipt", async () => {
+  const t = await startTestServer();
+  try {
+    const { a, b } = await pair(t);
+    const resp = await a.request(sendFrame("m1", "b", "hello 你好 <&>", { delay_ms: 0 }));
+    assert.equal(resp.ok, true, JSON.stringify(resp));
+    assert.equal((resp.data as Record<string, unknown>).state, "dispatched");
+    const msg = await b.waitFrame((f) => f.type === "msg" && f.id === "m1", "msg m1");
+    assert.equal(msg.from, "a");
+    assert.deepEqual(msg.to, { kind: "endpoint", id: "b" });
+    assert.equal((msg.body as Record<string, unknown>).data, "hello 你好 <&>");
+    const ack = await b.request({ type: "ack", from: "a", id: "m1" });
+    assert.deepEqual(ack.data, { result: "accepted" });
+    const receipt = await a.waitFrame((f) => f.type === "receipt", "receipt");
+    assert.equal(receipt.id, "m1");
+    assert.equal(receipt.endpoint_id, "b");
+    assert.equal(receipt.state, "accepted");
+    const rack = await a.request({ type: "receipt_ack", receipt_id: receipt.receipt_id });
+    assert.equal(rack.ok, true);
+    const status = await a.request({ type: "status", id: "m1" });
+    const sd = status.data as Record<string, unknown>;
+    assert.equal(sd.state, "completed");
+    assert.deepEqual(sd.items, [{ endpoint_id: "b", state: "accepted", reason: "" }]);
+    assert.equal(b.frames.filter((f: Frame) => f.type === "msg").length, 1);
+    const again = await a.request(sendFrame("m1", "b", "hello 你好 <&>", { delay_ms: 0 }));
+    assert.equal((again.data as Record<string, unknown>).state, "completed");
+    const conflict = await a.request(sendFrame("m1", "b", "other", { delay_ms: 0 }));
+    assert.equal((conflict.error as Record<string, unknown>).code, "conflict");
+    await a.close();
+    await b.close();
+  } finally {
+    await t.close();
+  }
+});
