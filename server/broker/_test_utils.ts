@@ -5,8 +5,7 @@ import { createServer, type Server as HttpServer } from "node:http";
 import net from "node:net";
 import mqtt, { type IClientOptions, type MqttClient } from "mqtt";
 import { WebSocket, WebSocketServer } from "ws";
-// deno-lint-ignore no-import-prefix
-import mqttPacket from "npm:mqtt-packet@9.0.2";
+import mqttPacket from "mqtt-packet";
 import { silentLogger } from "../log/log.ts";
 import { createBroker } from "./broker.ts";
 import type { AuthResult, Broker, BrokerOptions, ConnectInfo } from "./types.ts";

@@ -126,7 +126,7 @@ class AedesBroker implements Broker {
 
   handle(conn: MqttConn): void {
     const stream: Duplex = conn.transport === "ws" ? wsToStream(conn.ws) : conn.stream;
-    if (this.#closing) {
+    if (this.#closing || stream.destroyed) {
       stream.destroy();
       return;
     }
@@ -252,7 +252,7 @@ class AedesBroker implements Broker {
     // MQTT 5: QoS 1 gets PUBACK 0x87, QoS 0 is dropped; 3.1.1: the connection is closed.
     if (!c || !info || packet.topic !== c.upTopic) return cb(new Error("Topic not allowed"));
     if (info.protocolVersion === 5 && (packet.qos === 2 || packet.retain)) {
-      // CONNACK announced Maximum QoS 1 and Retain Available 0 [MQTT-3.2.2-11], [MQTT-3.3.1-?].
+      // CONNACK announced Maximum QoS 1 and Retain Available 0 (MQTT 5 §3.2.2.3.4, §3.2.2.3.5).
       packet._notAuthorized = true; // aedes then sends no ack and routes nothing
       const reasonCode = packet.qos === 2 ? QOS_NOT_SUPPORTED : RETAIN_NOT_SUPPORTED;
       client.disconnect({ reasonCode }, () => cb(null));

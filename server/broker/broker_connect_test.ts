@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { once } from "node:events";
+import net from "node:net";
 import type { IConnackPacket, IDisconnectPacket } from "mqtt";
 import { client, end, event, PASSWORD, received, startBroker } from "./_test_utils.ts";
 import { MAX_PACKET_SIZE } from "./broker.ts";
@@ -215,3 +217,32 @@ for (const transport of transports) {
     }
   });
 }
+
+Deno.test("a TCP socket handed over after sniffing (first chunk unshifted) is served", async () => {
+  const t = await startBroker();
+  // As the listener does it (DESIGN pitfall 5): read the first chunk, put it back, hand over.
+  const sniffer = net.createServer((socket) => {
+    socket.once("data", (chunk) => {
+      socket.pause();
+      socket.unshift(chunk);
+      t.broker.handle({
+        transport: "tcp",
+        stream: socket,
+        remoteAddress: "127.0.0.1",
+        secure: false,
+      });
+    });
+  });
+  sniffer.listen(0, "127.0.0.1");
+  await once(sniffer, "listening");
+  const c = client(`mqtt://127.0.0.1:${(sniffer.address() as net.AddressInfo).port}`, "dev1");
+  try {
+    await event(c, "connect");
+    await c.publishAsync("nix/c/dev1/up", "after sniffing", { qos: 1 });
+    assert.deepEqual(t.log.messages.map((m) => m.text), ["after sniffing"]);
+  } finally {
+    await end(c);
+    await t.close();
+    await new Promise((r) => sniffer.close(r));
+  }
+});

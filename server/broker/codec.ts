@@ -1,8 +1,7 @@
 import { Buffer } from "node:buffer";
 // The very module instance aedes writes with (aedes 2.0.0-beta.1 depends on mqtt-packet ^9.0.2,
 // locked at 9.0.2). Move it to a bare specifier once deno.json `imports` lists it.
-// deno-lint-ignore no-import-prefix
-import mqttPacket from "npm:mqtt-packet@9.0.2";
+import mqttPacket from "mqtt-packet";
 
 /** What to add to the CONNACK written on one stream. */
 export interface ConnackExtras {

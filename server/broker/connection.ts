@@ -1,4 +1,5 @@
 import { Buffer } from "node:buffer";
+import process from "node:process";
 import type { Duplex } from "node:stream";
 import { encodePublish, publishWireSize } from "./codec.ts";
 import type { ConnectInfo, PublishOutcome } from "./types.ts";
@@ -124,6 +125,8 @@ export class Connection {
   #write(frame: Buffer, cb: (err: Error | null | undefined) => void): void {
     this.#writesPending++;
     const stream = this.stream;
+    // Like mqtt-packet: writes of this tick (e.g. the downlink and aedes' PUBACK) leave
+    // together, as one syscall or one WebSocket frame.
     stream.cork();
     process.nextTick(() => stream.uncork());
     stream.write(frame, (err) => {

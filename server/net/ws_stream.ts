@@ -4,6 +4,8 @@ import { WebSocket } from "ws";
 
 /** Above this many bytes queued in the WebSocket, writes wait for the send callback. */
 const SEND_HIGH_WATER = 64 * 1024;
+/** Coalesced writes are cut into frames of at most this size (unless one write is larger). */
+const FRAME_MAX = 64 * 1024;
 
 /**
  * Wrap an open WebSocket carrying MQTT (spec 4.4) as a byte stream for the broker.
@@ -11,7 +13,8 @@ const SEND_HIGH_WATER = 64 * 1024;
  * - Each incoming binary message is pushed as one chunk; a text frame closes the connection
  *   [MQTT-6.0.0-1]. When the reader falls behind, the socket is paused.
  * - Outgoing writes are coalesced with `writev` into ONE binary frame: mqtt-packet writes a
- *   CONNACK in about 7 corked pieces (DESIGN pitfall 5).
+ *   CONNACK in about 7 corked pieces (DESIGN pitfall 5). Bursts are cut into frames of at most
+ *   64 KiB; a single larger write is sent as its own frame.
  * - Writes complete at once while `bufferedAmount` is small, else when `ws` flushes them.
  * - The WebSocket closing ends the stream; destroying the stream closes the WebSocket (with
  *   an error: terminates it).
@@ -71,8 +74,28 @@ class WsStream extends Duplex {
     chunks: Array<{ chunk: Buffer; encoding: BufferEncoding }>,
     cb: (err?: Error | null) => void,
   ): void {
-    const frame = chunks.length === 1 ? chunks[0].chunk : Buffer.concat(chunks.map((c) => c.chunk));
-    this.#send(frame, cb);
+    if (chunks.length === 1) return this.#send(chunks[0].chunk, cb);
+    // Small pieces become one frame; a frame is cut before it would pass FRAME_MAX, so a burst
+    // of large downlinks is not copied into one huge buffer. A packet may then span frames,
+    // which receivers must handle [MQTT-6.0.0-2].
+    const frames: Buffer[] = [];
+    let batch: Buffer[] = [];
+    let size = 0;
+    for (const { chunk } of chunks) {
+      if (size > 0 && size + chunk.length > FRAME_MAX) {
+        frames.push(Buffer.concat(batch, size));
+        batch = [];
+        size = 0;
+      }
+      batch.push(chunk);
+      size += chunk.length;
+    }
+    frames.push(batch.length === 1 ? batch[0] : Buffer.concat(batch, size));
+    const last = frames.pop()!;
+    if (this.#ws.readyState === WebSocket.OPEN) {
+      for (const frame of frames) this.#ws.send(frame, { binary: true });
+    }
+    this.#send(last, cb);
   }
 
   #send(frame: Buffer, cb: (err?: Error | null) => void): void {

@@ -3,6 +3,7 @@ import { Buffer } from "node:buffer";
 import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import process from "node:process";
 import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer } from "ws";
 import { wsToStream } from "./ws_stream.ts";
@@ -187,6 +188,35 @@ Deno.test("writing after the peer closed fails instead of hanging", async () => 
       p.stream.write(Buffer.from([0xc0, 0x00]), resolve);
     });
     assert.ok(err instanceof Error);
+  } finally {
+    await p.close();
+  }
+});
+
+Deno.test("wsToStream() cuts a large corked burst into frames of at most 64 KiB", async () => {
+  const p = await pair();
+  try {
+    const sizes: number[] = [];
+    const bytes: Buffer[] = [];
+    let total = 0;
+    const expected = 20 * 10_000 + 100_000;
+    const all = new Promise<void>((resolve) => {
+      p.client.on("message", (d: Buffer) => {
+        sizes.push(d.length);
+        bytes.push(d);
+        total += d.length;
+        if (total === expected) resolve();
+      });
+    });
+    const sent: Buffer[] = [];
+    p.stream.cork();
+    for (let i = 0; i < 20; i++) sent.push(Buffer.alloc(10_000, i));
+    sent.push(Buffer.alloc(100_000, 99)); // one write larger than a frame stays whole
+    for (const b of sent) p.stream.write(b);
+    p.stream.uncork();
+    await all;
+    assert.deepEqual(sizes, [60_000, 60_000, 60_000, 20_000, 100_000]);
+    assert.deepEqual(Buffer.concat(bytes), Buffer.concat(sent));
   } finally {
     await p.close();
   }
