@@ -1,0 +1,44 @@
+import assert from "node:assert/strict";
+import { parse } from "yaml";
+import { parseConfig } from "../server/config/config.ts";
+
+// There is no Docker engine on the build machines; these tests check what can be checked
+// without one: the files parse, agree with spec 11.4, and reference files that exist.
+
+const root = new URL("../", import.meta.url);
+const read = (p: string) => Deno.readTextFile(new URL(p, root));
+
+Deno.test("the compose file matches spec 11.4", async () => {
+  const doc = parse(await read("deploy/docker-compose.yml")) as {
+    services: Record<string, Record<string, unknown>>;
+  };
+  const svc = doc.services.nixmsg;
+  assert.deepEqual(svc.command, ["serve"]);
+  assert.deepEqual(svc.environment, { NIXMSG_CONFIG: "/etc/nixmsg/config.yaml" });
+  assert.ok((svc.ports as string[]).includes("7443:7443"));
+  assert.ok((svc.volumes as string[]).includes("./data:/data"));
+  assert.deepEqual((svc.healthcheck as { test: string[] }).test, [
+    "CMD",
+    "/nixmsg",
+    "healthcheck",
+  ]);
+});
+
+Deno.test("the Dockerfile copies only files that exist and runs as uid 65532", async () => {
+  const text = await read("deploy/Dockerfile");
+  assert.match(text, /^USER 65532:65532$/m);
+  assert.match(text, /^ENTRYPOINT \["\/nixmsg"\]$/m);
+  for (const m of text.matchAll(/^COPY (?!--from)(.+)$/gm)) {
+    const parts = m[1].trim().split(/\s+/);
+    for (const src of parts.slice(0, -1)) {
+      const stat = await Deno.stat(new URL(src, root)).catch(() => null);
+      assert.ok(stat, `Dockerfile copies ${src}, which does not exist`);
+    }
+  }
+});
+
+Deno.test("the image's built-in config is valid and keeps data in /data", async () => {
+  const config = parseConfig(await read("deploy/config.docker.yaml"));
+  assert.equal(config.data_dir, "/data");
+  assert.equal(config.listen, ":7443");
+});
