@@ -3,11 +3,20 @@ import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/log.ts";
 import type { Writer } from "../store/writer.ts";
 import type { PasswordPool } from "../auth/password_pool.ts";
-import type { IpLockouts, LoginLockouts } from "../auth/lockout.ts";
+import type { IpLockouts, LoginLockouts, TalkLockouts } from "../auth/lockout.ts";
 import type { RateLimiter } from "../auth/rate_limit.ts";
 import type { Broker } from "../broker/types.ts";
 import type { ConnectionTable } from "./connections.ts";
 import type { Messaging } from "./messaging/effects.ts";
+import type { Conn } from "./connections.ts";
+
+/** Presence as the use cases see it (spec 6.5). */
+export interface PresenceView {
+  /** True when the endpoint has a handshaken current connection. */
+  isOnline(endpointId: string): boolean;
+  /** Replaces a connection's presence watch. */
+  watch(conn: Conn, ids: readonly string[], all: boolean): void;
+}
 
 /** The services every use case shares; built once by `startServer`. */
 export interface App {
@@ -18,6 +27,8 @@ export interface App {
   readonly reader: DatabaseSync;
   readonly pool: PasswordPool;
   readonly loginLocks: LoginLockouts;
+  /** Talk-password failures per sender+target and per target (spec 5 锁定). */
+  readonly talkLocks: TalkLockouts;
   /** Registration-code failures per IP (spec 5 锁定, 6.9). */
   readonly registrationLocks: IpLockouts;
   /** Requests per endpoint, except ack and receipt_ack (spec 6.10). */
@@ -25,6 +36,8 @@ export interface App {
   readonly conns: ConnectionTable;
   /** Set once the broker exists; the hooks only fire after that. */
   broker: Broker;
+  /** Who is online (spec 6.5) and the presence watches; set at startup. */
+  presence: PresenceView;
   /** The live messaging side (push loops, receipts, scheduler); set at startup. */
   messaging: Messaging;
   readonly clock: () => number;

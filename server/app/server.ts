@@ -11,11 +11,15 @@ import { createRouter, type Route } from "../http/router.ts";
 import { createBroker } from "../broker/broker.ts";
 import type { Broker } from "../broker/types.ts";
 import { PasswordPool } from "../auth/password_pool.ts";
-import { IpLockouts, LoginLockouts } from "../auth/lockout.ts";
+import { IpLockouts, LoginLockouts, TalkLockouts } from "../auth/lockout.ts";
 import { RateLimiter } from "../auth/rate_limit.ts";
 import { dbPath, ensureDataDir } from "./paths.ts";
 import { readSetting } from "./settings.ts";
-import type { App } from "./app_context.ts";
+import type { App, PresenceView } from "./app_context.ts";
+import { Presence } from "./presence.ts";
+import { talkHandlers } from "./handlers/talk.ts";
+import { presenceHandlers } from "./handlers/presence.ts";
+import { groupHandlers } from "./handlers/groups.ts";
 import type { Messaging } from "./messaging/effects.ts";
 import { MessagingRuntime } from "./messaging/runtime.ts";
 import { messagingHandlers } from "./handlers/messaging.ts";
@@ -102,19 +106,28 @@ export async function startServer(
       reader,
       pool: opts.pool ?? new PasswordPool(),
       loginLocks: new LoginLockouts({ clock }),
+      talkLocks: new TalkLockouts({ clock }),
       registrationLocks: new IpLockouts({ clock }),
       rate: new RateLimiter({ perSecond: config.limits.requests_per_second, clock }),
       conns: new ConnectionTable(),
       broker: null as unknown as Broker,
       messaging: null as unknown as Messaging,
+      presence: null as unknown as PresenceView,
       clock,
     };
-    const handlers: HandlerTable = { ...sessionHandlers, ...messagingHandlers };
+    const handlers: HandlerTable = {
+      ...sessionHandlers,
+      ...messagingHandlers,
+      ...talkHandlers,
+      ...presenceHandlers,
+      ...groupHandlers,
+    };
     const mqtt = new MqttApp(app, new LoginService(app), handlers);
     broker = await createBroker({ maxClients: config.limits.max_clients, log, hooks: mqtt });
     app.broker = broker;
     const messaging = new MessagingRuntime(app, mqtt);
     app.messaging = messaging;
+    app.presence = new Presence(app, mqtt);
 
     const routes: Route[] = [
       ...healthRoutes({ ready: () => writer.healthy }),

@@ -10,6 +10,7 @@ import { prepareCached } from "../../store/db.ts";
 import { messageStatus } from "../../store/queries/status.ts";
 import { selfRow } from "../endpoint_reads.ts";
 import { canonicalMeta } from "./meta.ts";
+import { decideTalk, isStale } from "../talk.ts";
 
 const SQL_SEND_KEY_EXISTS = "SELECT 1 AS x FROM send_keys WHERE sender_id = ? AND msg_id = ?";
 
@@ -30,21 +31,37 @@ const send: Handler<"send"> = async ({ app, conn }, frame) => {
     if (!prepareCached(app.reader, SQL_SEND_KEY_EXISTS).get(senderId, frame.id)) throw err;
     sendAt = now;
   }
-  const r = await app.writer.run("message.submit", {
-    senderId,
-    id: frame.id,
-    fingerprint,
-    toKind: frame.to.kind,
-    toId: frame.to.id,
-    body: frame.body.bytes,
-    bodyEnc: frame.body.enc,
-    contentType: frame.body.content_type,
-    meta: canonicalMeta(frame.meta),
-    sendAt,
-    keep: frame.offline.keep,
-    ttlSeconds: frame.offline.ttl_seconds,
-    receipt: frame.receipt,
-  });
+  const submit = async () => {
+    // spec 7.3 step 2: a known id is answered from its send key before any talk check, so a
+    // repeat never fails on a password (or a lock) that changed after the first commit.
+    const known = prepareCached(app.reader, SQL_SEND_KEY_EXISTS).get(senderId, frame.id);
+    const talk = frame.to.kind === "endpoint" && !known
+      ? await decideTalk(app, senderId, frame.to.id, frame.talk_password)
+      : undefined;
+    return await app.writer.run("message.submit", {
+      senderId,
+      id: frame.id,
+      fingerprint,
+      toKind: frame.to.kind,
+      toId: frame.to.id,
+      body: frame.body.bytes,
+      bodyEnc: frame.body.enc,
+      contentType: frame.body.content_type,
+      meta: canonicalMeta(frame.meta),
+      sendAt,
+      keep: frame.offline.keep,
+      ttlSeconds: frame.offline.ttl_seconds,
+      receipt: frame.receipt,
+      ...(talk ? { talk } : {}),
+    });
+  };
+  let r;
+  try {
+    r = await submit();
+  } catch (err) {
+    if (!isStale(err)) throw err;
+    r = await submit(); // the target's talk password changed meanwhile: decide once more
+  }
   app.messaging.apply({ wake: r.wake, receipts: r.receipts });
   if (r.state === "scheduled") app.messaging.scheduled(r.sendAt);
   const data: SendData = { id: frame.id, send_at_ms: r.sendAt, state: r.state };

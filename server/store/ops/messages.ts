@@ -2,6 +2,7 @@ import type { DatabaseSync } from "node:sqlite";
 import { prepareCached } from "../db.ts";
 import { OpError } from "../op_error.ts";
 import { opsContext } from "./context.ts";
+import { checkTalk, type TalkVerdict, writeReplyGrant } from "./talk.ts";
 import {
   completeEarly,
   countDeliveries,
@@ -63,6 +64,11 @@ export interface SubmitArgs {
   keep: boolean;
   ttlSeconds: number;
   receipt: boolean;
+  /**
+   * The main thread's talk-password verdict for a direct message (spec 6.2), with the target's
+   * talk_version it was reached against (from `grantState`). Absent counts as `no_password`.
+   */
+  talk?: { verdict: TalkVerdict; expectedVersion: number };
 }
 
 /** Result of `message.submit`. */
@@ -97,6 +103,12 @@ export function submitMessage(db: DatabaseSync, args: SubmitArgs, now: number): 
   if (duplicate !== null) return duplicate;
   validateTarget(db, args);
   checkSenderQuota(db, args.senderId);
+  if (args.toKind === "endpoint") {
+    // spec 7.3 steps 3-5: talk password or grant, then the reply grant. Group sends skip both.
+    const talk = args.talk ?? { verdict: "no_password" as const };
+    checkTalk(db, { senderId: args.senderId, targetId: args.toId, ...talk }, now);
+    writeReplyGrant(db, args.senderId, args.toId, now);
+  }
   const msg = insertMessage(db, args, now);
   insertSendKey(db, args, now);
   const out: DispatchOutcome = msg.send_at > now

@@ -8,6 +8,9 @@ import { deliveryOps } from "./deliveries.ts";
 import { receiptOps } from "./receipts.ts";
 import { housekeepingOps } from "./housekeeping.ts";
 import { recoveryOps } from "./recovery.ts";
+import { talkOps } from "./talk.ts";
+import { groupOps } from "./groups.ts";
+import { invalidateOps } from "./invalidate.ts";
 
 /** Every write op, by name. */
 export const ops = {
@@ -19,6 +22,9 @@ export const ops = {
   ...receiptOps,
   ...housekeepingOps,
   ...recoveryOps,
+  ...talkOps,
+  ...groupOps,
+  ...invalidateOps,
 };
 
 /** The type of {@link ops}; the default registry of `Writer`. */

@@ -1,0 +1,31 @@
+import type { Handler, HandlerTable } from "../mqtt_app.ts";
+import { directoryList, presenceOf } from "../../store/queries/directory.ts";
+
+/** spec 6.5 presence.get: up to 200 ids; unknown ids come back as `not_found` items. */
+const presenceGet: Handler<"presence.get"> = ({ app }, frame) =>
+  Promise.resolve({ items: presenceOf(app.reader, frame.ids, (id) => app.presence.isOnline(id)) });
+
+/** spec 6.5 directory.list: sorted by id; id prefix or case-insensitive name match; paged. */
+const directory: Handler<"directory.list"> = ({ app }, frame) =>
+  Promise.resolve(
+    directoryList(
+      app.reader,
+      frame.cursor,
+      frame.limit,
+      frame.query,
+      (id) => app.presence.isOnline(id),
+    ),
+  );
+
+/** spec 6.5 presence.watch: replaces this connection's watch; cleared on disconnect. */
+const watch: Handler<"presence.watch"> = ({ app, conn }, frame) => {
+  app.presence.watch(conn, frame.ids, frame.all);
+  return Promise.resolve({ watching: frame.all ? "all" : frame.ids.length });
+};
+
+/** The presence and directory frames of spec 6.5. */
+export const presenceHandlers: HandlerTable = {
+  "presence.get": presenceGet,
+  "directory.list": directory,
+  "presence.watch": watch,
+};

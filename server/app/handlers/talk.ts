@@ -1,0 +1,47 @@
+import type { Handler, HandlerTable } from "../mqtt_app.ts";
+import { ProtocolError } from "../../protocol/mod.ts";
+import { grantState } from "../../store/ops/talk.ts";
+import { isStale } from "../talk.ts";
+
+/** spec 6.6 self.talk_password: set ("" clears); always bumps the version, voiding grants. */
+const selfTalkPassword: Handler<"self.talk_password"> = async ({ app, conn }, frame) => {
+  const talkHash = frame.talk_password === "" ? null : await app.pool.hash(frame.talk_password);
+  const r = await app.writer.run("talk.set_password", { endpointId: conn.endpointId, talkHash });
+  app.talkLocks.clearTarget(conn.endpointId); // spec 5: the per-target count resets
+  return { talk_password_set: talkHash !== null, talk_version: r.talkVersion };
+};
+
+/** spec 6.6 unlock: a correct password writes a `password` grant; no password succeeds at once. */
+const unlock: Handler<"unlock"> = async ({ app, conn }, frame) => {
+  const sender = conn.endpointId;
+  const target = frame.endpoint_id;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const st = grantState(app.reader, sender, target);
+    if (!st.found) throw new ProtocolError("not_found");
+    if (!st.needsPassword) return {};
+    if (app.talkLocks.check(sender, target)) throw new ProtocolError("rate_limited");
+    const ok = st.talkHash !== null && await app.pool.verify(st.talkHash, frame.talk_password);
+    if (!ok) {
+      app.talkLocks.fail(sender, target);
+      throw new ProtocolError("talk_password_invalid");
+    }
+    try {
+      await app.writer.run("talk.unlock", {
+        senderId: sender,
+        targetId: target,
+        verdict: "password_ok",
+        expectedVersion: st.talkVersion,
+      });
+      return {};
+    } catch (err) {
+      if (!isStale(err) || attempt === 1) throw err; // the password changed meanwhile: re-check
+    }
+  }
+  throw new ProtocolError("busy");
+};
+
+/** The talk-password frames of spec 6.6. */
+export const talkHandlers: HandlerTable = {
+  "self.talk_password": selfTalkPassword,
+  unlock,
+};

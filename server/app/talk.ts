@@ -1,0 +1,41 @@
+import type { App } from "./app_context.ts";
+import { grantState, type TalkVerdict } from "../store/ops/talk.ts";
+import { ProtocolError } from "../protocol/mod.ts";
+
+/** The main thread's talk-password decision for one sender -> target pair (spec 6.2, 7.3). */
+export interface TalkDecision {
+  verdict: TalkVerdict;
+  expectedVersion: number;
+}
+
+/**
+ * Decides the talk-password verdict before a send, unlock or group invite, running argon2 only
+ * when a password is needed and given. A valid grant wins over a wrong extra password. While the
+ * pair or the target is locked, a password attempt is `rate_limited` (spec 5 锁定); existing
+ * grants keep working.
+ */
+export async function decideTalk(
+  app: App,
+  senderId: string,
+  targetId: string,
+  password: string | null,
+): Promise<TalkDecision> {
+  const st = grantState(app.reader, senderId, targetId);
+  if (!st.found || senderId === targetId) {
+    return { verdict: "no_password", expectedVersion: st.talkVersion };
+  }
+  if (st.hasValidGrant) return { verdict: "valid_grant", expectedVersion: st.talkVersion };
+  if (!st.needsPassword || !password) {
+    return { verdict: "no_password", expectedVersion: st.talkVersion };
+  }
+  if (app.talkLocks.check(senderId, targetId)) throw new ProtocolError("rate_limited");
+  const ok = st.talkHash !== null && await app.pool.verify(st.talkHash, password);
+  if (!ok) app.talkLocks.fail(senderId, targetId);
+  return { verdict: ok ? "password_ok" : "password_wrong", expectedVersion: st.talkVersion };
+}
+
+/** True when an op failed because the talk version moved between decision and commit. */
+export function isStale(err: unknown): boolean {
+  const data = (err as { data?: Record<string, unknown> } | null)?.data;
+  return data?.stale === true;
+}
