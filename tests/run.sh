@@ -29,6 +29,7 @@ apt_install() {
 }
 command -v openssl >/dev/null 2>&1 || apt_install openssl
 
+export NO_COLOR=1
 passed=0
 failed=0
 log="$(mktemp)"
