@@ -16,6 +16,7 @@ import {
 } from "../protocol/mod.ts";
 import type { FatalReason } from "../protocol/frames.ts";
 import { OpError } from "../store/op_error.ts";
+import { countError } from "../metrics/metrics.ts";
 
 /** spec 5: each endpoint's request queue holds 256 frames, then back-pressures the reader. */
 const REQUEST_QUEUE = 256;
@@ -197,6 +198,7 @@ export class MqttApp implements BrokerHooks {
     rid: string,
     result: { data: unknown } | { error: ProtocolError },
   ): Promise<PublishOutcome> {
+    if ("error" in result) countError(result.error.code);
     const frame = "error" in result ? errResp(rid, result.error) : okResp(rid, result.data);
     return this.publish(conn, encodeResp(frame, this.frameLimit(conn)), 1);
   }

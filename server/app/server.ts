@@ -8,6 +8,7 @@ import { Writer } from "../store/writer.ts";
 import { type Listeners, startListeners } from "../net/listener.ts";
 import { healthRoutes } from "../http/health.ts";
 import { createRouter, type Route } from "../http/router.ts";
+import { staticHandler } from "../http/static.ts";
 import { createBroker } from "../broker/broker.ts";
 import type { Broker } from "../broker/types.ts";
 import { PasswordPool } from "../auth/password_pool.ts";
@@ -28,6 +29,10 @@ import { LoginService } from "./login.ts";
 import { type HandlerTable, MqttApp } from "./mqtt_app.ts";
 import { sessionHandlers } from "./handlers/session.ts";
 import { registrationRoutes } from "./registration.ts";
+import { adminRoutes } from "../admin/routes.ts";
+import { metricsRoutes } from "../metrics/routes.ts";
+import { instrumentRoutes } from "../metrics/instrument.ts";
+import { observeAck, observeDuePush } from "../metrics/metrics.ts";
 
 /** A running NixMsg server: the listeners, the writer and the read connection. */
 export interface RunningServer {
@@ -125,19 +130,25 @@ export async function startServer(
     const mqtt = new MqttApp(app, new LoginService(app), handlers);
     broker = await createBroker({ maxClients: config.limits.max_clients, log, hooks: mqtt });
     app.broker = broker;
-    const messaging = new MessagingRuntime(app, mqtt);
+    const messaging = new MessagingRuntime(app, mqtt, { observeDuePush, observeAck });
     app.messaging = messaging;
     app.presence = new Presence(app, mqtt);
 
     const routes: Route[] = [
       ...healthRoutes({ ready: () => writer.healthy }),
       ...registrationRoutes(app),
+      ...adminRoutes(app, mqtt),
+      ...metricsRoutes(app),
     ];
     const b = broker;
     listeners = await startListeners({
       config,
       log,
-      http: createRouter(routes, { log }),
+      // spec 2.4, 4.3: the console is served wherever the admin API is.
+      http: createRouter(instrumentRoutes(routes), {
+        log,
+        fallbacks: { admin: staticHandler() },
+      }),
       onMqtt: (conn) => b.handle(conn),
     });
     messaging.start();

@@ -7,29 +7,60 @@ import type { RevokedNotice } from "./effects.ts";
 /** Most bytes of encoded `msg` frames kept for reuse across recipients (spec 7.5). */
 const CACHE_BYTES = 64 * 1024 * 1024;
 
+/** The message a claimed delivery expects at `seq` (a `ClaimedDelivery` fits). */
+export interface FrameKey {
+  readonly seq: number;
+  readonly senderId: string;
+  readonly msgId: string;
+  readonly sendAt: number;
+}
+
+interface CachedFrame {
+  readonly bytes: Uint8Array;
+  readonly senderId: string;
+  readonly msgId: string;
+  readonly sendAt: number;
+}
+
+type Identity = Pick<FrameKey, "senderId" | "msgId" | "sendAt">;
+
+function sameMessage(a: Identity, b: Identity): boolean {
+  return a.senderId === b.senderId && a.msgId === b.msgId && a.sendAt === b.sendAt;
+}
+
 /**
  * Encoded `msg` frames by message seq. A group message's frame is the same for every member, so
  * it is serialized once and shared (spec 6.3, 7.5); an LRU bound keeps memory flat.
+ *
+ * `seq` alone does not name a message for ever: it is a plain INTEGER PRIMARY KEY, so SQLite
+ * hands the highest seq out again once that row is deleted (record_retention_days 0 deletes a
+ * message as it completes). Every lookup therefore states which message it expects, and a frame
+ * of another message is never returned.
  */
 export class MsgFrameCache {
   #db: DatabaseSync;
-  #frames = new Map<number, Uint8Array>();
+  #frames = new Map<number, CachedFrame>();
   #bytes = 0;
 
   constructor(db: DatabaseSync) {
     this.#db = db;
   }
 
-  /** The frame of `seq`, or null when the message body is gone (completed meanwhile). */
-  get(seq: number): Uint8Array | null {
-    const hit = this.#frames.get(seq);
+  /** The frame of `key`, or null when that message or its body is gone (completed meanwhile). */
+  get(key: FrameKey): Uint8Array | null {
+    const hit = this.#frames.get(key.seq);
     if (hit) {
-      this.#frames.delete(seq);
-      this.#frames.set(seq, hit); // most recently used last
-      return hit;
+      this.#frames.delete(key.seq);
+      if (sameMessage(hit, key)) {
+        this.#frames.set(key.seq, hit); // most recently used last
+        return hit.bytes;
+      }
+      this.#bytes -= hit.bytes.length; // a deleted message's seq, now reused
     }
-    const src = frameSource(this.#db, seq);
+    const src = frameSource(this.#db, key.seq);
     if (!src) return null;
+    const found: Identity = { senderId: src.senderId, msgId: src.id, sendAt: src.sendAt };
+    if (!sameMessage(found, key)) return null;
     const bytes = encodeFrame({
       v: 1,
       type: "msg",
@@ -44,12 +75,12 @@ export class MsgFrameCache {
       meta: JSON.parse(src.meta),
       send_at_ms: src.sendAt,
     });
-    this.#frames.set(seq, bytes);
+    this.#frames.set(key.seq, { bytes, ...found });
     this.#bytes += bytes.length;
     for (const [k, v] of this.#frames) {
       if (this.#bytes <= CACHE_BYTES) break;
       this.#frames.delete(k);
-      this.#bytes -= v.length;
+      this.#bytes -= v.bytes.length;
     }
     return bytes;
   }

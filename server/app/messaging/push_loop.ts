@@ -13,6 +13,8 @@ const RETRY_MS = 1000;
 
 interface Inflight {
   readonly claim: ClaimedDelivery;
+  /** When it was published; the ack latency is measured from here (spec 4.3). */
+  pushedAt: number;
   timer: ReturnType<typeof setTimeout> | null;
   bigSlot: boolean;
 }
@@ -25,6 +27,7 @@ export interface PushDeps {
   readonly bigFrames: Semaphore;
   apply(fx: Effects): void;
   observeDuePush?(ms: number): void;
+  observeAck?(ms: number): void;
 }
 
 function key(from: string, id: string): string {
@@ -69,6 +72,7 @@ export class PushLoop {
   acked(from: string, id: string): void {
     const f = this.#inflight.get(key(from, id));
     if (!f) return;
+    this.#d.observeAck?.(Math.max(0, this.#d.app.clock() - f.pushedAt));
     this.#finish(f);
     this.wake();
   }
@@ -127,7 +131,7 @@ export class PushLoop {
   async #pushOne(c: ClaimedDelivery): Promise<void> {
     const { app, mqtt, frames, bigFrames } = this.#d;
     const ref = { seq: c.seq, endpointId: this.conn.endpointId, connCode: this.conn.code };
-    const bytes = frames.get(c.seq);
+    const bytes = frames.get(c);
     if (bytes === null) {
       // The message finished between claim and read (e.g. recalled); release the mark.
       await app.writer.run("delivery.unmark", ref);
@@ -140,7 +144,7 @@ export class PushLoop {
       this.#d.apply({ receipts: r.receipts });
       return;
     }
-    const f: Inflight = { claim: c, timer: null, bigSlot: false };
+    const f: Inflight = { claim: c, pushedAt: app.clock(), timer: null, bigSlot: false };
     this.#inflight.set(key(c.senderId, c.msgId), f);
     if (bytes.length > BIG_FRAME_BYTES) {
       await bigFrames.acquire();
@@ -152,7 +156,8 @@ export class PushLoop {
       }
     }
     f.timer = setTimeout(() => this.#ackTimeout(f), app.config.limits.ack_timeout_seconds * 1000);
-    this.#d.observeDuePush?.(Math.max(0, app.clock() - c.sendAt));
+    f.pushedAt = app.clock();
+    this.#d.observeDuePush?.(Math.max(0, f.pushedAt - c.sendAt));
     mqtt.publish(this.conn, bytes, 1).then((outcome) => {
       if (f.bigSlot) {
         f.bigSlot = false; // spec 7.5: the big-frame slot is freed on PUBACK

@@ -213,6 +213,7 @@ export class MessagingRuntime implements Messaging {
       bigFrames: this.#bigFrames,
       apply: (fx) => this.apply(fx),
       observeDuePush: this.#obs.observeDuePush,
+      observeAck: this.#obs.observeAck,
     });
     this.#push.set(conn.code, loop);
     const receipts = new ReceiptPusher(conn, this.#app, this.#mqtt);

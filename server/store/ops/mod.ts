@@ -11,6 +11,7 @@ import { recoveryOps } from "./recovery.ts";
 import { talkOps } from "./talk.ts";
 import { groupOps } from "./groups.ts";
 import { invalidateOps } from "./invalidate.ts";
+import { adminOps } from "./admin.ts";
 
 /** Every write op, by name. */
 export const ops = {
@@ -25,6 +26,7 @@ export const ops = {
   ...talkOps,
   ...groupOps,
   ...invalidateOps,
+  ...adminOps,
 };
 
 /** The type of {@link ops}; the default registry of `Writer`. */

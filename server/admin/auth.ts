@@ -1,0 +1,109 @@
+/**
+ * Who is calling the admin API (spec 8): a web session (cookie `nixmsg_admin`, stored as SHA-256
+ * in `admin_sessions`) or an API token (`Authorization: Bearer nxm_…`, stored as SHA-256 in
+ * `api_tokens`). Both are looked up on every request, so a logout, a disabled token or a deleted
+ * token takes effect at once. Wrong tokens count toward the admin IP lockout (spec 5, 8).
+ */
+import type { App } from "../app/app_context.ts";
+import type { HttpContext } from "../http/types.ts";
+import { IpLockouts } from "../auth/lockout.ts";
+import { sha256Hex } from "../auth/tokens.ts";
+import { adminSessionExpiry, apiTokenByHash, type TokenRow } from "../store/queries/admin.ts";
+import { readCookie, SESSION_COOKIE } from "./cookies.ts";
+import { httpFail } from "./request.ts";
+
+/** spec 8: `last_used_at` is written at most once a minute per token. */
+const TOUCH_EVERY_MS = 60_000;
+
+/** The authenticated caller of one admin request. */
+export type Actor =
+  | { readonly kind: "session"; readonly sessionHash: string; readonly expiresAt: number }
+  | { readonly kind: "token"; readonly id: string; readonly name: string };
+
+/** The audit name of an actor (spec 8): `admin` or `token:<name>`. */
+export function actorName(actor: Actor): string {
+  return actor.kind === "session" ? "admin" : `token:${actor.name}`;
+}
+
+/** Authentication state of the admin API: the IP lockout and token use seen in memory. */
+export class AdminAuth {
+  readonly #app: App;
+  /** Failed admin logins and wrong API tokens per source IP (spec 5 锁定, spec 8). */
+  readonly locks: IpLockouts;
+  /** Token id -> when it was last used and when that was last written. */
+  readonly #used = new Map<string, { usedAt: number; writtenAt: number }>();
+
+  constructor(app: App) {
+    this.#app = app;
+    this.locks = new IpLockouts({ clock: app.clock });
+  }
+
+  /**
+   * Rejects with 429 `rate_limited` (and `Retry-After`) while `ip` is locked: no secret is
+   * checked then (spec 5).
+   */
+  refuseIfLocked(ctx: HttpContext): void {
+    const until = this.locks.lockedUntil(ctx.peer.remoteAddress);
+    if (until === null) return;
+    const seconds = Math.max(1, Math.ceil((until - this.#app.clock()) / 1000));
+    ctx.res.setHeader("Retry-After", String(seconds));
+    throw httpFail("rate_limited", "登录失败次数过多，已临时锁定");
+  }
+
+  /**
+   * The caller of `ctx`, or a thrown 401 `unauthorized` (429 while the IP is locked and a token
+   * is offered). A request with an `Authorization` header is judged by it alone (spec 8).
+   */
+  authenticate(ctx: HttpContext): Actor {
+    const authz = ctx.req.headers.authorization;
+    if (authz !== undefined) return this.#byToken(ctx, authz);
+    const cookie = readCookie(ctx.req.headers.cookie, SESSION_COOKIE);
+    if (cookie !== undefined && cookie !== "") {
+      const sessionHash = sha256Hex(cookie);
+      const expiresAt = adminSessionExpiry(this.#app.reader, sessionHash);
+      if (expiresAt !== null && expiresAt > this.#app.clock()) {
+        return { kind: "session", sessionHash, expiresAt };
+      }
+    }
+    throw httpFail("unauthorized", "需要登录或 API 令牌");
+  }
+
+  /** When the token was last used, merging the stored value with uses not yet written. */
+  lastUsed(row: TokenRow): number | null {
+    const mem = this.#used.get(row.id)?.usedAt ?? null;
+    if (mem === null) return row.last_used_at;
+    return Math.max(mem, row.last_used_at ?? 0);
+  }
+
+  /** Forgets a deleted token's in-memory use. */
+  forget(tokenId: string): void {
+    this.#used.delete(tokenId);
+  }
+
+  #byToken(ctx: HttpContext, authz: string): Actor {
+    this.refuseIfLocked(ctx);
+    const m = /^Bearer +(\S+) *$/i.exec(authz);
+    const row = m === null ? null : apiTokenByHash(this.#app.reader, sha256Hex(m[1]));
+    if (row === null || row.enabled !== 1) {
+      this.locks.fail(ctx.peer.remoteAddress);
+      throw httpFail("unauthorized", "API 令牌无效");
+    }
+    this.#touch(row);
+    return { kind: "token", id: row.id, name: row.name };
+  }
+
+  #touch(row: TokenRow): void {
+    const app = this.#app;
+    const now = app.clock();
+    const seen = this.#used.get(row.id);
+    const writtenAt = Math.max(seen?.writtenAt ?? 0, row.last_used_at ?? 0);
+    if (now - writtenAt < TOUCH_EVERY_MS) {
+      this.#used.set(row.id, { usedAt: now, writtenAt });
+      return;
+    }
+    this.#used.set(row.id, { usedAt: now, writtenAt: now });
+    // Best effort: a lost touch only makes last_used_at a minute older.
+    app.writer.run("admin.token_touch", { id: row.id, usedAt: now })
+      .catch((err) => app.log.warn("token touch failed", { error: (err as Error).message }));
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * Admin web sessions (spec 8): login, logout, me, and the admin password change.
+ */
+import { randomBytes } from "node:crypto";
+import { sha256Hex } from "../auth/tokens.ts";
+import { readSetting } from "../app/settings.ts";
+import {
+  clearedCookie,
+  readCookie,
+  SESSION_COOKIE,
+  SESSION_TTL_MS,
+  sessionCookie,
+} from "./cookies.ts";
+import type { AdminDeps } from "./deps.ts";
+import type { AdminRequest } from "./guards.ts";
+import { httpFail, ok, readJson, reqString } from "./request.ts";
+
+/** spec 8: the username is always `admin`. */
+const ADMIN_USERNAME = "admin";
+/** spec 8: the admin password has at least 12 characters. */
+const ADMIN_PASSWORD_MIN = 12;
+const ADMIN_PASSWORD_MAX = 128;
+/** Longest password we hand to argon2 at all; longer ones are simply wrong. */
+const PASSWORD_INPUT_MAX = 1024;
+const COOKIE_BYTES = 32;
+
+/** The session handlers. */
+export function sessionHandlers(d: AdminDeps) {
+  const { app, auth } = d;
+  const writer = app.writer;
+
+  /** POST /api/admin/login: IP lock first, then argon2 (spec 5 锁定: no hashing while locked). */
+  async function login(req: AdminRequest): Promise<void> {
+    const { ctx } = req;
+    auth.refuseIfLocked(ctx);
+    const body = await readJson(ctx, ["username", "password"]);
+    const username = reqString(body, "username", { max: 64 });
+    const password = reqString(body, "password", { max: PASSWORD_INPUT_MAX });
+    const phc = readSetting(app.reader, "admin_password_hash");
+    const good = username === ADMIN_USERNAME && phc !== null &&
+      await app.pool.verify(phc, password);
+    if (!good) {
+      auth.locks.fail(ctx.peer.remoteAddress);
+      throw httpFail("unauthorized", "用户名或密码错误");
+    }
+    const token = randomBytes(COOKIE_BYTES).toString("base64url");
+    const expiresAt = app.clock() + SESSION_TTL_MS;
+    await writer.run("admin.session_create", { tokenHash: sha256Hex(token), expiresAt });
+    ctx.res.setHeader("Set-Cookie", sessionCookie(token, ctx.peer.secure));
+    ok(ctx, { username: ADMIN_USERNAME, expires_at: expiresAt });
+  }
+
+  /** POST /api/admin/logout: ends the cookie's session, if any, and clears the cookie. */
+  async function logout(req: AdminRequest): Promise<void> {
+    const { ctx } = req;
+    if (ctx.req.headers.authorization !== undefined) {
+      throw httpFail("forbidden", "API 令牌没有会话可以退出");
+    }
+    await readJson(ctx, []);
+    const cookie = readCookie(ctx.req.headers.cookie, SESSION_COOKIE);
+    if (cookie !== undefined && cookie !== "") {
+      await writer.run("admin.session_delete", { tokenHash: sha256Hex(cookie) });
+    }
+    ctx.res.setHeader("Set-Cookie", clearedCookie(ctx.peer.secure));
+    ok(ctx, {});
+  }
+
+  /** GET /api/admin/me. */
+  function me(req: AdminRequest): void {
+    const actor = req.actor!;
+    if (actor.kind === "session") {
+      ok(req.ctx, { username: ADMIN_USERNAME, auth: "session", expires_at: actor.expiresAt });
+    } else {
+      ok(req.ctx, {
+        username: ADMIN_USERNAME,
+        auth: "token",
+        token: { id: actor.id, name: actor.name },
+      });
+    }
+  }
+
+  /**
+   * POST /api/admin/password (spec 8): the old password is checked like a login (a wrong one
+   * counts toward the IP lockout); the new one has 12–128 characters. Other sessions end.
+   */
+  async function changePassword(req: AdminRequest): Promise<void> {
+    const { ctx } = req;
+    const actor = req.actor!;
+    if (actor.kind !== "session") throw httpFail("forbidden");
+    auth.refuseIfLocked(ctx);
+    const body = await readJson(ctx, ["old_password", "new_password"]);
+    const oldPassword = reqString(body, "old_password", { max: PASSWORD_INPUT_MAX });
+    const newPassword = reqString(body, "new_password", {
+      min: ADMIN_PASSWORD_MIN,
+      max: ADMIN_PASSWORD_MAX,
+    });
+    const phc = readSetting(app.reader, "admin_password_hash");
+    if (phc === null || !(await app.pool.verify(phc, oldPassword))) {
+      auth.locks.fail(ctx.peer.remoteAddress);
+      throw httpFail("unauthorized", "旧密码错误");
+    }
+    const passwordHash = await app.pool.hash(newPassword);
+    await writer.run("admin.password_set", { passwordHash, keepSessionHash: actor.sessionHash });
+    ok(ctx, {});
+  }
+
+  return { login, logout, me, changePassword };
+}

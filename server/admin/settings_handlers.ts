@@ -1,0 +1,90 @@
+/**
+ * The overview, the read-only settings and the registration settings (spec 8).
+ */
+import { randomPassword } from "../auth/generate.ts";
+import { VERSION } from "../version.ts";
+import { overviewCounts, registrationSettings } from "../store/queries/admin.ts";
+import type { AdminDeps } from "./deps.ts";
+import type { AdminRequest } from "./guards.ts";
+import { bad, ok, optBool, optString, readJson, requireSome } from "./request.ts";
+
+/** spec 8: `generate: true` makes a 16-character code. */
+const GENERATED_CODE_LENGTH = 16;
+const CODE_RULE = { min: 8, max: 64 };
+
+/** The overview, settings and registration handlers. */
+export function settingsHandlers(d: AdminDeps) {
+  const { app } = d;
+  const writer = app.writer;
+
+  /** GET /api/admin/overview: stored counts plus the live connection table. */
+  function overview(req: AdminRequest): void {
+    let online = 0;
+    for (const conn of app.conns.all()) {
+      if (conn.handshaken && app.conns.isCurrent(conn.endpointId, conn.code)) online++;
+    }
+    ok(req.ctx, {
+      version: VERSION,
+      server_time: app.clock(),
+      ...overviewCounts(app.reader),
+      online,
+      connections: { ws: app.broker.clientCount("ws"), tcp: app.broker.clientCount("tcp") },
+    });
+  }
+
+  /** GET /api/admin/settings: the configuration without secrets (spec 12). */
+  function settings(req: AdminRequest): void {
+    const c = app.config;
+    ok(req.ctx, {
+      listen: c.listen,
+      admin_listen: c.admin_listen,
+      tls: {
+        enabled: c.tls.cert_file !== "",
+        cert_file: c.tls.cert_file,
+        key_file: c.tls.key_file,
+        allow_plaintext: c.tls.allow_plaintext,
+      },
+      trusted_proxies: [...c.trusted_proxies],
+      data_dir: c.data_dir,
+      limits: { ...c.limits },
+      session_idle_days: c.session_idle_days,
+      record_retention_days: c.record_retention_days,
+      idempotency_hours: c.idempotency_hours,
+      receipt_retention_days: c.receipt_retention_days,
+      sqlite_synchronous: c.sqlite_synchronous,
+      metrics: { token_set: c.metrics.token !== "" },
+      log: { level: c.log.level },
+    });
+  }
+
+  /** GET /api/admin/registration: `enabled`, `code`, `updated_at` (spec 8). */
+  function registration(req: AdminRequest): void {
+    ok(req.ctx, registrationSettings(app.reader));
+  }
+
+  /**
+   * PUT /api/admin/registration: `enabled`, `code` or `generate: true` (spec 8). Enabling needs a
+   * code, or every registration would fail with `registration_code_invalid`.
+   */
+  async function updateRegistration(req: AdminRequest): Promise<void> {
+    const body = await readJson(req.ctx, ["enabled", "code", "generate"]);
+    requireSome(body, ["enabled", "code", "generate"]);
+    const enabled = optBool(body, "enabled");
+    let code = optString(body, "code", CODE_RULE);
+    const generate = optBool(body, "generate");
+    if (code !== undefined && code.trim() !== code) throw bad("安全码首尾不能有空格");
+    if (generate === true) {
+      if (code !== undefined) throw bad("code 和 generate 只能给一个");
+      code = randomPassword(GENERATED_CODE_LENGTH);
+    }
+    if (enabled === true && code === undefined && registrationSettings(app.reader).code === "") {
+      throw bad("开启注册前先设置安全码");
+    }
+    if (enabled !== undefined || code !== undefined) {
+      await writer.run("admin.registration_set", { enabled, code });
+    }
+    ok(req.ctx, registrationSettings(app.reader));
+  }
+
+  return { overview, settings, registration, updateRegistration };
+}

@@ -1,0 +1,181 @@
+/**
+ * Prometheus metrics (spec 4.3): counts and durations only, never ids, names or bodies (spec 12).
+ *
+ * Process-wide series (latencies, error and request counters) are module-level, so any layer can
+ * report with a plain function call: {@linkcode observeDuePush}, {@linkcode observeAck},
+ * {@linkcode countError}, {@linkcode countHttp}. Series that read one server's state (connections,
+ * database counts, writer, argon2 pool) belong to {@linkcode createServerMetrics}.
+ */
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { App } from "../app/app_context.ts";
+import { isErrorCode } from "../protocol/mod.ts";
+import { overviewCounts } from "../store/queries/admin.ts";
+import { VERSION } from "../version.ts";
+
+/** Seconds; from a few ms (an online push) to the 5-minute ack timeout (spec 6.3). */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+/** Seconds; a group commit with fsync takes about a millisecond (DESIGN, verified). */
+const COMMIT_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+/** Ops per commit, up to the 256 of spec 7.2. */
+const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+
+const shared = new Registry();
+
+const duePush = new Histogram({
+  name: "nixmsg_due_push_latency_seconds",
+  help: "From a delivery's send time to its first push",
+  buckets: LATENCY_BUCKETS,
+  registers: [shared],
+});
+const ackLatency = new Histogram({
+  name: "nixmsg_ack_latency_seconds",
+  help: "From a push to the recipient's ack",
+  buckets: LATENCY_BUCKETS,
+  registers: [shared],
+});
+const errors = new Counter({
+  name: "nixmsg_errors_total",
+  help: "Error answers by spec 6.10 code, HTTP and MQTT resp",
+  labelNames: ["code"] as const,
+  registers: [shared],
+});
+const httpRequests = new Counter({
+  name: "nixmsg_http_requests_total",
+  help: "Routed HTTP requests by scope and status class",
+  labelNames: ["scope", "status"] as const,
+  registers: [shared],
+});
+
+/** Records the time from a delivery's due time to its first push, in ms (spec 4.3). */
+export function observeDuePush(ms: number): void {
+  duePush.observe(Math.max(0, ms) / 1000);
+}
+
+/** Records the time from a push to its ack, in ms (spec 4.3). */
+export function observeAck(ms: number): void {
+  ackLatency.observe(Math.max(0, ms) / 1000);
+}
+
+/** Counts one error answer. Codes outside the catalogue count as `other` (bounded labels). */
+export function countError(code: string): void {
+  errors.inc({ code: isErrorCode(code) ? code : "other" });
+}
+
+/** Counts one routed HTTP request by scope and status class (`2xx`…`5xx`). */
+export function countHttp(scope: string, status: number): void {
+  const cls = status >= 100 && status < 600 ? `${Math.floor(status / 100)}xx` : "5xx";
+  httpRequests.inc({ scope, status: cls });
+}
+
+/** One server's metrics, rendered on scrape. */
+export interface ServerMetrics {
+  /** The Prometheus text exposition of every series. */
+  render(): Promise<string>;
+  /** The Content-Type of {@link render}'s output. */
+  readonly contentType: string;
+  /** Stops listening to the writer. */
+  close(): void;
+}
+
+/**
+ * The series that read one server's state, merged with the process-wide ones. Database counts
+ * are read on the main thread's read connection at scrape time.
+ */
+export function createServerMetrics(app: App): ServerMetrics {
+  const own = new Registry();
+  const registers = [own];
+  new Gauge({
+    name: "nixmsg_info",
+    help: "Always 1; the version label tells the server version",
+    labelNames: ["version"] as const,
+    registers,
+    collect() {
+      this.set({ version: VERSION }, 1);
+    },
+  });
+  new Gauge({
+    name: "nixmsg_connections",
+    help: "MQTT connections by transport",
+    labelNames: ["transport"] as const,
+    registers,
+    collect() {
+      for (const t of ["ws", "tcp"] as const) this.set({ transport: t }, app.broker.clientCount(t));
+    },
+  });
+  const endpoints = new Gauge({ name: "nixmsg_endpoints", help: "Endpoints", registers });
+  const pending = new Gauge({
+    name: "nixmsg_pending_deliveries",
+    help: "Deliveries in state pending",
+    registers,
+  });
+  const scheduled = new Gauge({
+    name: "nixmsg_scheduled_messages",
+    help: "Messages in state scheduled",
+    registers,
+  });
+  new Gauge({
+    name: "nixmsg_writer_queue_length",
+    help: "Write ops queued or in flight",
+    registers,
+    collect() {
+      this.set(app.writer.queueLength);
+    },
+  });
+  const commitSeconds = new Histogram({
+    name: "nixmsg_writer_commit_duration_seconds",
+    help: "Duration of each group commit",
+    buckets: COMMIT_BUCKETS,
+    registers,
+  });
+  const commitOps = new Histogram({
+    name: "nixmsg_writer_commit_ops",
+    help: "Ops per group commit",
+    buckets: BATCH_BUCKETS,
+    registers,
+  });
+  const commits = new Counter({
+    name: "nixmsg_writer_commits_total",
+    help: "Group commits by result",
+    labelNames: ["result"] as const,
+    registers,
+  });
+  new Gauge({
+    name: "nixmsg_password_hash_queue",
+    help: "argon2 computations waiting for the pool",
+    registers,
+    collect() {
+      this.set(app.pool.queued);
+    },
+  });
+  new Gauge({
+    name: "nixmsg_password_hash_active",
+    help: "argon2 computations running",
+    registers,
+    collect() {
+      this.set(app.pool.active);
+    },
+  });
+  const unsubscribe = app.writer.onCommit((info) => {
+    commits.inc({ result: info.ok ? "ok" : "failed" });
+    if (!info.ok) return;
+    commitSeconds.observe(info.ms / 1000);
+    commitOps.observe(info.ops);
+  });
+  const registry = Registry.merge([shared, own]);
+  return {
+    contentType: registry.contentType,
+    async render() {
+      try {
+        const c = overviewCounts(app.reader);
+        endpoints.set(c.endpoints);
+        pending.set(c.pending_deliveries);
+        scheduled.set(c.scheduled_messages);
+      } catch (err) {
+        // The other series still tell something; /readyz reports the database.
+        app.log.warn("metrics: database counts failed", { error: (err as Error).message });
+      }
+      return await registry.metrics();
+    },
+    close: unsubscribe,
+  };
+}
