@@ -73,3 +73,31 @@ Deno.test("an MQTT 3.1.1 client can log in and handshake", async () => {
     await t.close();
   }
 });
+
+Deno.test("a login password hashed with outdated argon2 parameters is re-hashed after a successful login", async () => {
+  const { PasswordPool } = await import("../server/auth/password_pool.ts");
+  const t = await startTestServer();
+  try {
+    const old = await new PasswordPool({ params: { memoryCost: 512, timeCost: 1 } }).hash(PW);
+    await t.server.writer.run("endpoint.create", {
+      id: "legacy",
+      name: "",
+      remark: "",
+      source: "admin",
+      loginHash: old,
+      talkHash: null,
+      defaultDelayMs: 0,
+    });
+    const { client } = await online(t.wsUrl, "legacy", PW);
+    const row = t.server.app.reader.prepare("SELECT login_hash FROM endpoints WHERE id = ?")
+      .get("legacy") as { login_hash: string };
+    assert.notEqual(row.login_hash, old);
+    assert.match(row.login_hash, /m=1024,t=1,p=1/);
+    await client.close();
+    const again = await online(t.wsUrl, "legacy", PW);
+    assert.ok(again.token, "the re-hashed password still logs in");
+    await again.client.close();
+  } finally {
+    await t.close();
+  }
+});

@@ -104,9 +104,17 @@ export class LoginService {
       return { ok: false, reason: "bad_credentials" };
     }
     const token = newSessionToken();
+    // spec 12: re-hash with the current parameters after a successful check.
+    const loginHash = app.pool.needsRehash(row.login_hash)
+      ? await app.pool.hash(info.password)
+      : undefined;
     try {
       // spec 5: the new token is committed before CONNACK; the old one dies with this commit.
-      await app.writer.run("endpoint.set_session", { id, sessionHash: sha256Hex(token) });
+      await app.writer.run("endpoint.set_session", {
+        id,
+        sessionHash: sha256Hex(token),
+        ...(loginHash ? { loginHash } : {}),
+      });
     } catch (err) {
       app.log.error("session issue failed", { endpoint: id, error: (err as Error).message });
       return { ok: false, reason: "error" };

@@ -9,6 +9,7 @@ const SQL_INSERT = `INSERT INTO endpoints
 const SQL_EXISTS = "SELECT 1 AS x FROM endpoints WHERE id = ?";
 const SQL_SET_SESSION =
   "UPDATE endpoints SET session_hash = ?, session_issued_at = ?, session_used_at = ? WHERE id = ?";
+const SQL_REHASH = "UPDATE endpoints SET login_hash = ? WHERE id = ?";
 const SQL_CLEAR_SESSION =
   "UPDATE endpoints SET session_hash = NULL, session_issued_at = NULL, session_used_at = NULL WHERE id = ?";
 const SQL_TOUCH_SESSION =
@@ -52,9 +53,11 @@ export function createEndpoint(
 /** Replaces the session token hash: the old token is dead from this commit on (spec 5). */
 export function setSession(
   db: DatabaseSync,
-  a: { id: string; sessionHash: string },
+  a: { id: string; sessionHash: string; loginHash?: string },
   now: number,
 ): { changed: boolean } {
+  // spec 12: a hash with outdated argon2 parameters is replaced after a successful check.
+  if (a.loginHash) db.prepare(SQL_REHASH).run(a.loginHash, a.id);
   const r = db.prepare(SQL_SET_SESSION).run(a.sessionHash, now, now, a.id);
   return { changed: Number(r.changes) > 0 };
 }
