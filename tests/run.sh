@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs every NixMsg test on a fresh machine and ends with one line: "N passed, N failed".
-# Installs what the tests need: Deno (from npm, into .tools/), openssl for the TLS tests.
+# Installs what the tests need: Deno (from npm, into .tools/), openssl for the TLS tests,
+# Debian's chromium and a CJK font for the browser tests, and the SDK's npm packages.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="$PWD"
+export NO_COLOR=1
 
 if command -v deno >/dev/null 2>&1; then
   DENO="$(command -v deno)"
@@ -21,43 +23,65 @@ apt_install() {
   for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
   [ ${#missing[@]} -eq 0 ] && return 0
   echo "== installing Debian packages: ${missing[*]}"
-  if [ "$(id -u)" = "0" ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-  else
-    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-  fi
+  local sudo=""
+  [ "$(id -u)" = "0" ] || sudo="sudo"
+  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 command -v openssl >/dev/null 2>&1 || apt_install openssl
+# The browser tests drive Debian's chromium; the Chinese console needs a CJK font.
+apt_install chromium fonts-wqy-microhei
 
-export NO_COLOR=1
 passed=0
 failed=0
-log="$(mktemp)"
 
+# One check counted as one test.
 check() {
   local name="$1"; shift
   echo "== $name"
   if "$@"; then passed=$((passed + 1)); else echo "FAILED: $name"; failed=$((failed + 1)); fi
 }
+
+# A test runner whose summary line gives its own counts. $1 = label, $2 = pass regex,
+# $3 = fail regex (sed -E with one capture group each), then the command.
+suite() {
+  local name="$1" pass_re="$2" fail_re="$3"; shift 3
+  echo "== $name"
+  local log; log="$(mktemp)"
+  "$@" 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  local p f
+  p="$(sed -nE "s/$pass_re/\1/p" "$log" | tail -n 1)"
+  f="$(sed -nE "s/$fail_re/\1/p" "$log" | tail -n 1)"
+  rm -f "$log"
+  if [ -z "$p" ]; then
+    echo "FAILED: $name reported no summary (exit $rc)"
+    failed=$((failed + 1))
+    return
+  fi
+  passed=$((passed + p))
+  failed=$((failed + ${f:-0}))
+  if [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then
+    echo "FAILED: $name exited $rc"
+    failed=$((failed + 1))
+  fi
+}
+
+echo "== building the admin console (web/dist)"
+check "web build" "$DENO" task build:web
+
 check "deno fmt --check" "$DENO" fmt --check
 check "deno lint" "$DENO" lint
 check "deno check" "$DENO" check --frozen server/ tests/
+check "vue-tsc" bash -c "cd web && '$DENO' task typecheck"
 
-echo "== deno test (server)"
-DENO_JOBS="${DENO_JOBS:-2}" "$DENO" test --allow-all --frozen --parallel server/ tests/ 2>&1 | tee "$log"
-rc=${PIPESTATUS[0]}
-summary="$(grep -E '^(ok|FAILED) \| [0-9]+ passed' "$log" | tail -n 1)"
-p="$(sed -nE 's/.*\| ([0-9]+) passed.*/\1/p' <<<"$summary")"
-f="$(sed -nE 's/.*\| ([0-9]+) failed.*/\1/p' <<<"$summary")"
-if [ -z "$p" ]; then
-  echo "deno test did not report a summary (exit $rc)"
-  failed=$((failed + 1))
-else
-  passed=$((passed + p))
-  failed=$((failed + ${f:-0}))
-  [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ] && failed=$((failed + 1))
+suite "web unit tests" '^[a-zA-Z]+ \| ([0-9]+) passed.*$' '.*\| ([0-9]+) failed.*$' \
+  bash -c "cd web && '$DENO' task test"
+suite "server tests" '^[a-zA-Z]+ \| ([0-9]+) passed.*$' '.*\| ([0-9]+) failed.*$' \
+  env DENO_JOBS="${DENO_JOBS:-2}" "$DENO" test --allow-all --frozen --parallel server/ tests/
+
+if [ -x sdk/ts/run_tests.sh ]; then
+  suite "TypeScript SDK" '^# pass ([0-9]+)$' '^# fail ([0-9]+)$' bash sdk/ts/run_tests.sh
 fi
-rm -f "$log"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -152,7 +152,11 @@ export function staticHandler(opts: StaticOptions = {}): RouteHandler {
     const index = join(root, "index.html");
     const page = await load(index);
     if (page === null) {
-      throw new HttpError(404, "not_found", "The web console is not built: run `deno task build:web`");
+      throw new HttpError(
+        404,
+        "not_found",
+        "The web console is not built: run `deno task build:web`",
+      );
     }
     send(ctx, index, page, false);
   };

@@ -174,7 +174,9 @@ Deno.test("ETags answer 304, HEAD has no body, and gzip is used when accepted", 
     assert.equal(zipped.headers["content-encoding"], "gzip");
     assert.equal(zipped.headers.vary, "Accept-Encoding");
     assert.equal(new TextDecoder().decode(gunzipSync(zipped.body)), SCRIPT);
-    const refused = await rawGet(port, "/assets/index-AbC123.js", { "Accept-Encoding": "gzip;q=0" });
+    const refused = await rawGet(port, "/assets/index-AbC123.js", {
+      "Accept-Encoding": "gzip;q=0",
+    });
     assert.equal(refused.headers["content-encoding"], undefined);
   });
 });

@@ -20,7 +20,8 @@ export const ID_PATTERN: RegExp = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /** Returns true when `value` is a valid endpoint, group or message id (spec 6.2). */
 export function isValidId(value: unknown): value is string {
-  return typeof value === "string" && ID_PATTERN.test(value);
+  // An id of only dots ("." or "..") cannot be addressed in a URL path, so it is refused.
+  return typeof value === "string" && ID_PATTERN.test(value) && !/^\.+$/.test(value);
 }
 
 /** Returns the `bad_request` error for one field, with the reason in the message. */

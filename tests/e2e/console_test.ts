@@ -1,0 +1,343 @@
+// The web console's main path in a real browser (spec 13: 登录、开通、开启注册并设置安全码、建群、
+// 看到未完成记录), against the real in-process server serving web/dist. Every page is saved as a
+// screenshot under tests/e2e/screenshots/ (a CI artifact).
+import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { ADMIN_PASSWORD, AdminClient, startAdminServer } from "../helpers/admin.ts";
+import { online } from "../helpers/client.ts";
+import { WEB_DIST } from "../../server/http/static.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const ROOT = join(import.meta.dirname ?? ".", "..", "..");
+const SHOTS = join(import.meta.dirname ?? ".", "screenshots");
+const PW = "device-pass-123";
+const HAS_CHROMIUM = existsSync(CHROMIUM);
+
+if (!HAS_CHROMIUM) {
+  console.warn(
+    `SKIPPED tests/e2e/console_test.ts: ${CHROMIUM} is missing (apt-get install chromium)`,
+  );
+}
+
+/** Builds web/dist when it is missing (`deno task build:web` normally runs first). */
+async function ensureBuilt(): Promise<void> {
+  if (existsSync(join(WEB_DIST, "index.html"))) return;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "build:web"],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!out.success) {
+    throw new Error(`deno task build:web failed:\n${new TextDecoder().decode(out.stderr)}`);
+  }
+}
+
+async function launch(): Promise<{ context: BrowserContext; dir: string }> {
+  const dir = await Deno.makeTempDir({ prefix: "nixmsg-chromium-" });
+  const context = await chromium.launchPersistentContext(dir, {
+    executablePath: CHROMIUM,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+    viewport: { width: 1440, height: 900 },
+    locale: "zh-CN",
+    acceptDownloads: true,
+  });
+  return { context, dir };
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  // Let transitions and the table's loading mask finish before the picture.
+  await page.waitForTimeout(350);
+  await page.screenshot({ path: join(SHOTS, `${name}.png`) });
+}
+
+/** Opens a page from the side menu and waits for its title in the fixed header. */
+async function openMenu(page: Page, label: string, title = label): Promise<void> {
+  await page.locator(".n-layout-sider").getByRole("link", { name: label, exact: true }).click();
+  await page.locator("#page-header h1", { hasText: title }).waitFor();
+}
+
+function modal(page: Page, title: string) {
+  return page.locator(".n-modal", { has: page.locator(".n-card-header", { hasText: title }) });
+}
+
+function formItem(scope: ReturnType<Page["locator"]>, label: string) {
+  return scope.locator(".n-form-item", {
+    has: scope.page().locator(".n-form-item-label", { hasText: label }),
+  });
+}
+
+async function confirmDialog(page: Page, button: string): Promise<void> {
+  await page.locator(".n-dialog").getByRole("button", { name: button }).click();
+  await page.locator(".n-dialog").waitFor({ state: "detached" });
+}
+
+Deno.test({
+  name:
+    "the console logs in, creates an endpoint, opens registration, builds a group and lists a pending record",
+  ignore: !HAS_CHROMIUM,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    await ensureBuilt();
+    await Deno.mkdir(SHOTS, { recursive: true });
+    const t = await startAdminServer();
+    const api = new AdminClient(t.adminUrl);
+    const { context, dir } = await launch();
+    const problems: string[] = [];
+    const unmarked: string[] = [];
+    try {
+      await api.login();
+      await t.createEndpoint("sender", PW);
+      await t.createEndpoint("receiver", PW);
+      // A kept message to an offline endpoint stays pending: the record the console must show.
+      const { client } = await online(t.wsUrl, "sender", PW);
+      const sent = await client.request({
+        type: "send",
+        id: "e2e-pending-1",
+        to: { kind: "endpoint", id: "receiver" },
+        body: { enc: "utf8", data: "secret body text" },
+        delay_ms: 0,
+        offline: { keep: true, ttl_seconds: 3600 },
+      });
+      assert.equal(sent.ok, true, JSON.stringify(sent));
+      await client.close();
+
+      const page = context.pages()[0] ?? await context.newPage();
+      page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+      page.on("console", (m) => {
+        // A 401 before login is expected; anything else (a CSP refusal, a Vue warning) is not.
+        if (m.type() === "error" && !m.text().includes("401")) problems.push(m.text());
+      });
+      page.on("response", (r) => {
+        if (r.status() >= 400 && r.status() !== 401) problems.push(`${r.status()} ${r.url()}`);
+      });
+      page.on("request", (r) => {
+        const url = new URL(r.url());
+        if (!url.pathname.startsWith("/api/admin/") || r.method() === "GET") return;
+        if (r.headers()["x-nixmsg-request"] !== "1") unmarked.push(`${r.method()} ${url.pathname}`);
+      });
+
+      // Login: an unauthenticated visit lands on the login page.
+      await page.goto(`${t.adminUrl}/endpoints`);
+      await page.waitForURL(/\/login\?redirect=/);
+      await page.getByText("NixMsg 管理后台").waitFor();
+      await shot(page, "01-login");
+      await page.getByPlaceholder("管理员密码").fill("wrong-password-123");
+      await page.getByRole("button", { name: "登录" }).click();
+      await page.locator(".n-alert", { hasText: "密码错误" }).waitFor();
+      await page.getByPlaceholder("管理员密码").fill(ADMIN_PASSWORD);
+      await page.getByRole("button", { name: "登录" }).click();
+      await page.waitForURL(/\/endpoints$/);
+
+      // Overview.
+      await openMenu(page, "概览");
+      await page.getByText("端总数").waitFor();
+      await page.getByTestId("version").waitFor();
+      await shot(page, "02-overview");
+
+      // Endpoints: create one; the generated password is shown once.
+      await openMenu(page, "端");
+      await page.getByRole("link", { name: "receiver" }).waitFor();
+      await shot(page, "03-endpoints");
+      await page.getByRole("button", { name: "开通端" }).click();
+      const create = modal(page, "开通端");
+      await formItem(create, "编号").locator("input").fill("door-1");
+      await formItem(create, "名称").locator("input").fill("门口");
+      await formItem(create, "备注").locator("textarea").fill("一楼东侧");
+      await shot(page, "04-endpoint-create");
+      await create.getByRole("button", { name: "开通", exact: true }).click();
+      const secret = create.getByTestId("secret-value").locator("input");
+      await secret.waitFor();
+      const generated = await secret.inputValue();
+      assert.equal(generated.length, 20, "a generated password has 20 characters");
+      await shot(page, "05-endpoint-password-once");
+      await create.getByRole("button", { name: "完成" }).click();
+      await confirmDialog(page, "已保存，关闭");
+      await page.getByRole("link", { name: "door-1" }).waitFor();
+      const made = await api.get("/api/admin/endpoints/door-1");
+      assert.equal(made.status, 200);
+      assert.equal((made.data.item as { name: string }).name, "门口");
+
+      // CSV import: progress, then the generated passwords as a one-time download.
+      await page.getByRole("button", { name: "批量导入" }).click();
+      const imp = modal(page, "批量导入端");
+      const csv = "id,name,login_password,talk_password,default_delay_seconds,remark\r\n" +
+        "imp-1,导入一,,,0,\r\nimp-2,导入二,given-pass-1,,5,备注\r\n";
+      await imp.locator("input[type=file]").setInputFiles({
+        name: "endpoints.csv",
+        mimeType: "text/csv",
+        buffer: Buffer.from(csv),
+      });
+      await imp.getByRole("button", { name: "开始导入" }).click();
+      await imp.getByText("已创建 2 个端").waitFor();
+      await shot(page, "06-endpoint-import");
+      const [download] = await Promise.all([
+        page.waitForEvent("download"),
+        imp.getByRole("button", { name: "下载生成的密码（CSV）" }).click(),
+      ]);
+      const passwords = await Deno.readTextFile(await download.path());
+      assert.match(passwords, /^\uFEFFrow,id,login_password\r\n2,imp-1,\S{20}\r\n$/);
+      await imp.getByRole("button", { name: "已下载" }).waitFor();
+      await imp.getByRole("button", { name: "完成" }).click();
+      await imp.waitFor({ state: "hidden" });
+      await page.getByRole("link", { name: "imp-2" }).waitFor();
+
+      // Batch: disable the two imported endpoints after a confirmation.
+      for (const id of ["imp-1", "imp-2"]) {
+        await page.locator(".n-data-table-tr", { hasText: id }).locator(".n-checkbox").click();
+      }
+      await page.getByText("已选 2 个").waitFor();
+      await page.locator("#page-header").getByRole("button", { name: "停用" }).click();
+      await page.locator(".n-dialog", { hasText: "确定停用选中的 2 个端" }).waitFor();
+      await confirmDialog(page, "停用");
+      await page.locator(".n-data-table-tr", { hasText: "imp-2" }).getByText("停用").waitFor();
+      const disabled = await api.get("/api/admin/endpoints?enabled=false");
+      assert.equal(disabled.data.total, 2);
+
+      // Endpoint detail: edit, talk password, and a reset login password shown once.
+      await page.getByRole("link", { name: "door-1" }).click();
+      await page.locator("#page-header h1", { hasText: "端 door-1" }).waitFor();
+      await page.getByText("一楼东侧").waitFor();
+      await shot(page, "07-endpoint-detail");
+      await page.getByRole("button", { name: "编辑" }).click();
+      const edit = modal(page, "编辑 door-1");
+      await formItem(edit, "名称").locator("input").fill("正门");
+      await edit.getByRole("button", { name: "保存" }).click();
+      await page.locator(".n-descriptions", { hasText: "正门" }).waitFor();
+      await page.getByRole("button", { name: "对话密码" }).click();
+      const talk = modal(page, "对话密码");
+      await formItem(talk, "新对话密码").locator("input").fill("talk-secret-1");
+      await talk.getByRole("button", { name: "设置" }).click();
+      await page.locator(".n-descriptions-table-row", { hasText: "已设置" }).waitFor();
+      await page.getByRole("button", { name: "重置登录密码" }).click();
+      await confirmDialog(page, "重置");
+      const reset = modal(page, "新的登录密码");
+      const resetPassword = await reset.getByTestId("secret-value").locator("input").inputValue();
+      assert.equal(resetPassword.length, 20);
+      await shot(page, "08-endpoint-reset-password");
+      await reset.getByRole("button", { name: "完成" }).click();
+      await confirmDialog(page, "已保存，关闭");
+      const door = await api.get("/api/admin/endpoints/door-1");
+      const item = door.data.item as { name: string; talk_password_set: boolean };
+      assert.deepEqual([item.name, item.talk_password_set], ["正门", true]);
+
+      // Registration: enable with a code.
+      await openMenu(page, "注册设置");
+      await page.getByText("注册已关闭").waitFor();
+      await page.getByTestId("registration-enabled").click();
+      await formItem(page.locator(".n-card"), "安全码").locator("input").fill("e2e-code-123456");
+      await page.getByRole("button", { name: "保存" }).click();
+      await page.getByText("注册已开启").waitFor();
+      await shot(page, "09-registration");
+      const reg = await api.get("/api/admin/registration");
+      assert.deepEqual([reg.data.enabled, reg.data.code], [true, "e2e-code-123456"]);
+
+      // Groups: create one owned by door-1 with receiver as a member.
+      await openMenu(page, "群");
+      await page.getByRole("button", { name: "创建群" }).click();
+      const group = modal(page, "创建群");
+      await formItem(group, "群编号").locator("input").fill("g-e2e");
+      await formItem(group, "群名").locator("input").fill("一组");
+      await formItem(group, "群主").locator("input").fill("door-1");
+      await formItem(group, "成员").locator("textarea").fill("receiver");
+      await shot(page, "10-group-create");
+      await group.getByRole("button", { name: "创建", exact: true }).click();
+      await page.getByRole("link", { name: "g-e2e" }).waitFor();
+      await shot(page, "11-groups");
+      const g = await api.get("/api/admin/groups/g-e2e");
+      assert.equal((g.data.item as { members: number }).members, 2);
+      await page.getByRole("link", { name: "g-e2e" }).click();
+      await page.locator("#page-header h1", { hasText: "群 g-e2e" }).waitFor();
+      await page.getByText("群主", { exact: true }).first().waitFor();
+      await shot(page, "12-group-detail");
+      await page.getByRole("button", { name: "加成员" }).click();
+      const add = modal(page, "加成员");
+      await add.locator("textarea").fill("sender imp-1");
+      await add.getByRole("button", { name: "加入" }).click();
+      await add.locator(".n-alert", { hasText: "1 个没有加入" }).waitFor();
+      await add.getByText("imp-1：端已停用").waitFor();
+      await add.getByRole("button", { name: "关闭" }).click();
+      await page.locator(".n-data-table-tr", { hasText: "sender" })
+        .getByRole("button", { name: "设为群主" }).click();
+      await modal(page, "转让群主").getByRole("button", { name: "转让" }).click();
+      await modal(page, "转让群主").waitFor({ state: "hidden" });
+      await page.locator(".n-data-table-tr", { hasText: "sender" })
+        .getByText("群主", { exact: true }).waitFor();
+      const moved = await api.get("/api/admin/groups/g-e2e");
+      assert.deepEqual(moved.data.item, { ...(moved.data.item as object), owner_id: "sender" });
+
+      // Message records: the pending message, then its recipients.
+      await openMenu(page, "消息记录");
+      await page.getByRole("button", { name: "只看未完成" }).click();
+      const row = page.locator(".n-data-table-tr", { hasText: "e2e-pending-1" });
+      await row.waitFor();
+      await row.getByText("未收下 1").waitFor();
+      await shot(page, "13-messages");
+      await row.getByRole("link").first().click();
+      await page.locator("#page-header h1", { hasText: "消息记录 #" }).waitFor();
+      await page.locator(".n-data-table-tr", { hasText: "receiver" }).getByText("未收下").waitFor();
+      await shot(page, "14-message-detail");
+      assert.ok(!(await page.content()).includes("secret body text"), "no body in the console");
+
+      // API tokens: a new token is shown once.
+      await openMenu(page, "API 令牌");
+      await page.getByRole("button", { name: "创建令牌" }).click();
+      const tok = modal(page, "创建令牌");
+      await formItem(tok, "名称").locator("input").fill("计费系统");
+      await tok.getByRole("button", { name: "创建", exact: true }).click();
+      const tokenBox = modal(page, "新的 API 令牌");
+      const token = await tokenBox.getByTestId("secret-value").locator("input").inputValue();
+      assert.match(token, /^nxm_/);
+      await shot(page, "15-token-once");
+      await tokenBox.getByRole("button", { name: "完成" }).click();
+      await confirmDialog(page, "已保存，关闭");
+      await page.locator(".n-data-table-tr", { hasText: "计费系统" }).waitFor();
+      await shot(page, "16-tokens");
+
+      // Settings and the password page.
+      await openMenu(page, "运行参数");
+      await page.getByText("端接入端口").waitFor();
+      await shot(page, "17-settings");
+      await openMenu(page, "修改密码");
+      await shot(page, "18-password");
+      const pwForm = page.locator(".n-card");
+      await formItem(pwForm, "当前密码").locator("input").fill("not-the-password");
+      await formItem(pwForm, "新密码").locator("input").fill("new-admin-password-1");
+      await formItem(pwForm, "再输一次").locator("input").fill("new-admin-password-1");
+      await page.locator("#page-header").getByRole("button", { name: "保存" }).click();
+      await page.locator(".n-alert", { hasText: "当前密码不对" }).waitFor();
+      await formItem(pwForm, "当前密码").locator("input").fill(ADMIN_PASSWORD);
+      await page.locator("#page-header").getByRole("button", { name: "保存" }).click();
+      await page.getByText("管理员密码已修改").waitFor();
+      assert.equal((await api.get("/api/admin/me")).status, 401, "other sessions end");
+      await openMenu(page, "概览");
+      await page.getByText("端总数").waitFor();
+
+      // A 401 (the session is gone) sends the console back to login.
+      await context.clearCookies();
+      await page.locator(".n-layout-sider").getByRole("link", { name: "端", exact: true }).click();
+      await page.waitForURL(/\/login\?redirect=(%2F|\/)endpoints$/);
+      await page.getByRole("button", { name: "登录" }).waitFor();
+
+      assert.deepEqual(unmarked, [], "every state change carries X-Nixmsg-Request: 1");
+      assert.deepEqual(problems, [], "no script errors or refused resources");
+    } finally {
+      await context.close();
+      await t.close();
+      await Deno.remove(dir, { recursive: true }).catch(() => undefined);
+    }
+  },
+});

@@ -1,0 +1,137 @@
+/** One typed function per admin API route (docs/admin-api.md). */
+import { http, type Query, request, seg } from "./http.ts";
+import type {
+  ApiToken,
+  BatchAction,
+  BatchResult,
+  Endpoint,
+  EndpointCreate,
+  EndpointDetail,
+  EndpointPatch,
+  FailedMember,
+  Group,
+  GroupMember,
+  Me,
+  MessageRecord,
+  Overview,
+  Page,
+  Recipient,
+  Registration,
+  Settings,
+} from "./types.ts";
+
+/** Cursor and page size of a list request. */
+export interface PageQuery {
+  cursor: string;
+  limit: number;
+}
+
+export const session = {
+  login: (password: string) =>
+    request<{ username: string; expires_at: number }>("POST", "login", {
+      body: { username: "admin", password },
+      logoutOn401: false,
+    }),
+  logout: () => http.post<Record<string, never>>("logout"),
+  /** A 401 here just means "not logged in": the caller decides where to go. */
+  me: () => request<Me>("GET", "me", { logoutOn401: false }),
+  changePassword: (oldPassword: string, newPassword: string) =>
+    request<Record<string, never>>("POST", "password", {
+      body: { old_password: oldPassword, new_password: newPassword },
+      logoutOn401: false,
+    }),
+};
+
+export const overview = () => http.get<Overview>("overview");
+export const settings = () => http.get<Settings>("settings");
+
+export const tokens = {
+  list: (p: PageQuery) => http.get<Page<ApiToken>>("tokens", { ...p }),
+  create: (name: string) => http.post<{ token: string; item: ApiToken }>("tokens", { name }),
+  update: (id: string, patch: { name?: string; enabled?: boolean }) =>
+    http.patch<{ item: ApiToken }>(`tokens/${seg(id)}`, patch),
+  remove: (id: string) => http.del<Record<string, never>>(`tokens/${seg(id)}`),
+};
+
+/** Filters of the endpoint list. */
+export interface EndpointFilter {
+  q?: string;
+  source?: "admin" | "self";
+  enabled?: boolean;
+}
+
+export const endpoints = {
+  list: (f: EndpointFilter, p: PageQuery) =>
+    http.get<Page<Endpoint>>("endpoints", { ...f, ...p } as Query),
+  get: (id: string) => http.get<EndpointDetail>(`endpoints/${seg(id)}`),
+  create: (body: Partial<EndpointCreate>) =>
+    http.post<{ item: Endpoint; login_password?: string }>("endpoints", body),
+  update: (id: string, patch: EndpointPatch) =>
+    http.patch<{ item: Endpoint }>(`endpoints/${seg(id)}`, patch),
+  remove: (id: string) => http.del<Record<string, never>>(`endpoints/${seg(id)}`),
+  batch: (action: BatchAction, ids: string[]) =>
+    http.post<BatchResult>("endpoints/batch", { action, ids }),
+  kick: (id: string) => http.post<{ kicked: boolean }>(`endpoints/${seg(id)}/kick`),
+  resetLoginPassword: (id: string) =>
+    http.post<{ login_password: string }>(`endpoints/${seg(id)}/reset-login-password`),
+  unlock: (id: string) => http.post<Record<string, never>>(`endpoints/${seg(id)}/unlock`),
+  setTalkPassword: (id: string, talkPassword: string) =>
+    http.put<{ item: Endpoint }>(`endpoints/${seg(id)}/talk-password`, {
+      talk_password: talkPassword,
+    }),
+};
+
+export const registration = {
+  get: () => http.get<Registration>("registration"),
+  update: (body: { enabled?: boolean; code?: string; generate?: boolean }) =>
+    http.put<Registration>("registration", body),
+};
+
+/** Filters of the group list. */
+export interface GroupFilter {
+  q?: string;
+  member?: string;
+}
+
+export const groups = {
+  list: (f: GroupFilter, p: PageQuery) => http.get<Page<Group>>("groups", { ...f, ...p }),
+  get: (id: string, p: PageQuery) =>
+    http.get<{ item: Group; items: GroupMember[]; next_cursor: string }>(`groups/${seg(id)}`, {
+      ...p,
+    }),
+  create: (body: { id: string; name: string; owner_id: string; members: string[] }) =>
+    http.post<{ item: Group; failed: FailedMember[] }>("groups", body),
+  rename: (id: string, name: string) => http.patch<{ item: Group }>(`groups/${seg(id)}`, { name }),
+  dissolve: (id: string) => http.del<Record<string, never>>(`groups/${seg(id)}`),
+  addMembers: (id: string, members: string[]) =>
+    http.post<{ added: string[]; failed: FailedMember[] }>(`groups/${seg(id)}/members`, {
+      members,
+    }),
+  removeMember: (id: string, endpointId: string) =>
+    http.del<Record<string, never>>(`groups/${seg(id)}/members/${seg(endpointId)}`),
+  transfer: (id: string, endpointId: string) =>
+    http.post<{ item: Group }>(`groups/${seg(id)}/transfer`, { endpoint_id: endpointId }),
+};
+
+/** Filters of the message record list (docs/admin-api.md, Messages). */
+export interface MessageFilter {
+  sender?: string;
+  dest?: string;
+  dest_kind?: "endpoint" | "group";
+  recipient?: string;
+  id?: string;
+  /** Comma-separated states. */
+  state?: string;
+  from?: number;
+  to?: number;
+}
+
+export const messages = {
+  list: (f: MessageFilter, p: PageQuery) =>
+    http.get<Page<MessageRecord>>("messages", { ...f, ...p }),
+  get: (seq: number, p: PageQuery) =>
+    http.get<{ item: MessageRecord; items: Recipient[]; next_cursor: string }>(
+      `messages/${seg(seq)}`,
+      { ...p },
+    ),
+};
