@@ -7,7 +7,7 @@ import type { App } from "../app/app_context.ts";
 import type { Revoked } from "../store/ops/invalidate.ts";
 import type { ReceiptRow } from "../store/ops/receipts.ts";
 
-export { applyGroupChange, notifyGroup } from "../app/handlers/groups.ts";
+export { announceAdded, applyGroupChange, notifyGroup } from "../app/handlers/groups.ts";
 
 /** Receipts and revocations of a committed op. */
 export interface Voids {

@@ -15,7 +15,7 @@ import {
 } from "../store/queries/admin_records.ts";
 import type { AdminDeps } from "./deps.ts";
 import type { AdminRequest } from "./guards.ts";
-import { applyGroupChange, notifyGroup } from "./effects.ts";
+import { announceAdded, applyGroupChange } from "./effects.ts";
 import { groupView, isOnline } from "./views.ts";
 import {
   bad,
@@ -51,9 +51,8 @@ export function groupHandlers(d: AdminDeps) {
   };
 
   const publish = (groupId: string, change: GroupChange) => applyGroupChange(app, groupId, change);
-  const added = (groupId: string, members: string[], ids: string[]) => {
-    for (const id of ids) notifyGroup(app, members, groupId, "member_added", id);
-  };
+  const added = (groupId: string, members: string[], ids: string[]) =>
+    announceAdded(app, groupId, members, ids);
 
   const asMembers = (ids: string[]): MemberInput[] => ids.map((id) => ({ id, verdict: "ok" }));
 

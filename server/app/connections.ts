@@ -18,6 +18,8 @@ export interface Conn {
   maxReceiveBytes: number | null;
   helloTimer: ReturnType<typeof setTimeout> | null;
   queue: SerialQueue<Uint8Array> | null;
+  /** `ack`/`receipt_ack` requests whose commit is still pending (spec 5 serial handling). */
+  pipelined: Set<Promise<void>>;
   closed: boolean;
 }
 

@@ -15,6 +15,7 @@ function conn(code: string, endpointId: string): Conn {
     maxReceiveBytes: null,
     helloTimer: null,
     queue: null,
+    pipelined: new Set(),
     closed: false,
   };
 }

@@ -11,6 +11,7 @@ import {
   okResp,
   parseRequest,
   ProtocolError,
+  type RequestFrame,
   type RequestOf,
   type RequestType,
 } from "../protocol/mod.ts";
@@ -22,6 +23,10 @@ import { countError } from "../metrics/metrics.ts";
 const REQUEST_QUEUE = 256;
 /** spec 7.5: topic and packet header overhead under the CONNECT Maximum Packet Size. */
 const PACKET_OVERHEAD = 128;
+/** Request types whose handling may overlap the next frame's (see `#handle`). */
+const PIPELINED: ReadonlySet<string> = new Set(["ack", "receipt_ack"]);
+/** Most overlapping `ack`/`receipt_ack` commits per connection before reading waits. */
+const PIPELINE_DEPTH = 64;
 /** How long `fatal` / logout wait for the client's PUBACK before disconnecting anyway. */
 const FAREWELL_WAIT_MS = 2000;
 
@@ -101,6 +106,7 @@ export class MqttApp implements BrokerHooks {
       maxReceiveBytes: null,
       helloTimer: null,
       queue: null,
+      pipelined: new Set(),
       closed: false,
     };
     conn.queue = new SerialQueue(REQUEST_QUEUE, (payload) => this.#handle(conn, payload));
@@ -233,6 +239,25 @@ export class MqttApp implements BrokerHooks {
       });
       return;
     }
+    const run = this.#run(conn, frame, handler);
+    if (PIPELINED.has(frame.type)) {
+      // `ack` and `receipt_ack` only queue one writer op each, in arrival order (the writer is
+      // FIFO). Letting the next frame start before this commit lands keeps a device acking a
+      // burst from paying one commit round trip per frame; at most PIPELINE_DEPTH overlap.
+      conn.pipelined.add(run);
+      run.catch(() => {}).finally(() => conn.pipelined.delete(run));
+      if (conn.pipelined.size >= PIPELINE_DEPTH) await Promise.race(conn.pipelined);
+      return;
+    }
+    await run;
+  }
+
+  async #run(
+    conn: Conn,
+    frame: RequestFrame,
+    handler: Handler<RequestType>,
+  ): Promise<void> {
+    const app = this.#app;
     let result: { data: unknown } | { error: ProtocolError };
     const afters: (() => void | Promise<void>)[] = [];
     const ctx: RequestCtx = { app, conn, mqtt: this, after: (fn) => afters.push(fn) };
