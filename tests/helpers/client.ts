@@ -87,6 +87,10 @@ export class TestClient {
       properties: { sessionExpiryInterval: 0 },
       ...opts,
     });
+    // MQTT.js leaves Nagle's algorithm on for mqtt:// and mqtts://, so a round trip in which the
+    // client writes twice (PUBACK, then the next PUBLISH) waits ~40 ms for a delayed ACK.
+    // Devices and the Go SDK disable it; so do the tests.
+    (client.stream as { setNoDelay?: (on: boolean) => void } | undefined)?.setNoDelay?.(true);
     const c = new TestClient(id, client);
     client.on("connect", (packet) => {
       c.connack = {

@@ -37,7 +37,7 @@ export interface TestServer {
  */
 export async function startTestServer(
   overrides: Record<string, unknown> = {},
-  opts: { clock?: () => number; dataDir?: string; verbose?: boolean } = {},
+  opts: { clock?: () => number; dataDir?: string; verbose?: boolean; log?: Logger } = {},
 ): Promise<TestServer> {
   const dir = opts.dataDir ?? join(await Deno.makeTempDir({ prefix: "nixmsg-it-" }), "data");
   const config = validateConfig({
@@ -57,7 +57,7 @@ export async function startTestServer(
   setSetting(db, { key: "admin_password_hash", value: "$argon2id$test-only" }, Date.now());
   db.close();
   const pool = new PasswordPool({ params: TEST_POOL_PARAMS });
-  const log = opts.verbose ? new Logger("debug") : silentLogger;
+  const log = opts.log ?? (opts.verbose ? new Logger("debug") : silentLogger);
   const server = await startServer(config, log, { pool, clock: opts.clock });
   const port = server.listeners.listen.port;
   return {
