@@ -1,0 +1,234 @@
+/**
+ * Conformance harness: starts a fresh, real NixMsg server for one SDK test run (spec 9 接入清单,
+ * 13). Any language's test runner spawns it, reads ONE JSON line from its stdout, then sends
+ * commands as JSON lines on stdin and reads one JSON line back per command. Closing stdin (or
+ * SIGTERM / SIGINT) stops the server and removes the temporary directory.
+ *
+ * ```sh
+ * deno run -A --config deno.json sdk/conformance/harness.ts --endpoints 3
+ * ```
+ *
+ * First line: `{"ws_url","tcp_url","http_url","admin":{"password","cookie"},
+ * "endpoints":[{"id","password"}],"pid","data_dir","log_file"}`. Commands: see `README.md`.
+ * @module
+ */
+import { join } from "node:path";
+import { stringify } from "yaml";
+import { AdminClient } from "./_admin.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const MAIN = join(ROOT, "server/main.ts");
+const START_TIMEOUT_MS = 60_000;
+
+/** Defaults that make timeouts observable within a test (spec 11.1 keys). */
+const TEST_CONFIG: Record<string, unknown> = {
+  listen: "127.0.0.1:0",
+  limits: { ack_timeout_seconds: 2, grace_seconds: 2 },
+  timeouts: { hello_seconds: 5, first_byte_seconds: 5, shutdown_drain_seconds: 2 },
+  log: { level: "info" },
+};
+
+interface Args {
+  endpoints: number;
+  prefix: string;
+  set: [string[], unknown][];
+}
+
+function usage(): never {
+  console.error(
+    "Usage: harness.ts [--endpoints N] [--prefix P] [--set limits.grace_seconds=5 ...]",
+  );
+  Deno.exit(2);
+}
+
+function parseArgs(argv: string[]): Args {
+  const args: Args = { endpoints: 0, prefix: "e", set: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const value = argv[i + 1];
+    if (a === "--endpoints" && value) args.endpoints = Number(argv[++i]);
+    else if (a === "--prefix" && value) args.prefix = argv[++i];
+    else if (a === "--set" && value?.includes("=")) {
+      const [key, ...rest] = argv[++i].split("=");
+      const raw = rest.join("=");
+      let parsed: unknown = raw;
+      try {
+        parsed = JSON.parse(raw);
+      } catch { /* a plain string */ }
+      args.set.push([key.split("."), parsed]);
+    } else usage();
+  }
+  if (!Number.isInteger(args.endpoints) || args.endpoints < 0) usage();
+  return args;
+}
+
+function merge(config: Record<string, unknown>, path: string[], value: unknown): void {
+  let node = config;
+  for (const key of path.slice(0, -1)) {
+    if (typeof node[key] !== "object" || node[key] === null) node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[path[path.length - 1]] = value;
+}
+
+function denoArgs(args: string[]): string[] {
+  return [
+    "run",
+    "--quiet",
+    "--allow-all",
+    "--frozen",
+    "--config",
+    join(ROOT, "deno.json"),
+    ...args,
+  ];
+}
+
+async function adminInit(env: Record<string, string>, cwd: string): Promise<string> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: denoArgs([MAIN, "admin", "init"]),
+    env,
+    cwd,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  const m = text.match(/password: (\S+)/);
+  if (out.code !== 0 || !m) {
+    throw new Error(`admin init failed (${out.code}): ${new TextDecoder().decode(out.stderr)}`);
+  }
+  return m[1];
+}
+
+/** Starts `nixmsg serve`, logging to `logFile`; resolves once it logs "nixmsg serving". */
+async function serve(env: Record<string, string>, cwd: string, logFile: string) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: denoArgs([MAIN, "serve"]),
+    env,
+    cwd,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const log = await Deno.open(logFile, { write: true, create: true, append: true });
+  let serving: () => void = () => {};
+  const started = new Promise<void>((r) => (serving = r));
+  const pump = async (stream: ReadableStream<Uint8Array>, watch: boolean) => {
+    let buf = "";
+    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+      await log.write(new TextEncoder().encode(chunk));
+      if (!watch) continue;
+      buf += chunk;
+      let nl;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        if (line.includes('"nixmsg serving"')) serving();
+      }
+    }
+  };
+  const drained = Promise.all([pump(child.stdout, true), pump(child.stderr, false)])
+    .finally(() => log.close());
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const outcome = await Promise.race([
+    started.then(() => "serving" as const),
+    child.status.then(() => "exited" as const),
+    new Promise<"timeout">((r) => (timer = setTimeout(() => r("timeout"), START_TIMEOUT_MS))),
+  ]);
+  clearTimeout(timer);
+  if (outcome !== "serving") {
+    if (outcome === "timeout") child.kill("SIGKILL");
+    await child.status;
+    await drained;
+    throw new Error(`Server did not start (${outcome}):\n${await Deno.readTextFile(logFile)}`);
+  }
+  return { child, drained };
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(Deno.args);
+  const dir = await Deno.makeTempDir({ prefix: "nixmsg-conformance-" });
+  const dataDir = join(dir, "data");
+  const configPath = join(dir, "config.yaml");
+  const logFile = join(dir, "server.log");
+  const config: Record<string, unknown> = structuredClone(TEST_CONFIG);
+  config.data_dir = dataDir;
+  for (const [path, value] of args.set) merge(config, path, value);
+  await Deno.writeTextFile(configPath, stringify(config));
+  const env = { ...Deno.env.toObject(), NIXMSG_CONFIG: configPath };
+
+  let server: Awaited<ReturnType<typeof serve>> | null = null;
+  let stopping: Promise<void> | null = null;
+  const stop = (code: number) => {
+    stopping ??= (async () => {
+      if (server) {
+        try {
+          server.child.kill("SIGTERM");
+        } catch { /* already gone */ }
+        await server.child.status;
+        await server.drained;
+      }
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      Deno.exit(code);
+    })();
+    return stopping;
+  };
+  for (const sig of ["SIGTERM", "SIGINT"] as const) Deno.addSignalListener(sig, () => stop(0));
+
+  try {
+    const adminPassword = await adminInit(env, dir);
+    server = await serve(env, dir, logFile);
+    const addr = (await Deno.readTextFile(join(dataDir, "listen.addr"))).trim();
+    const httpUrl = `http://${addr}`;
+    const admin = await AdminClient.open(httpUrl, adminPassword);
+    const endpoints = [];
+    for (let i = 1; i <= args.endpoints; i++) {
+      endpoints.push(await admin.createEndpoint({ id: `${args.prefix}${i}` }));
+    }
+    const ready = {
+      ws_url: `ws://${addr}/mqtt`,
+      tcp_url: `mqtt://${addr}`,
+      http_url: httpUrl,
+      admin: { password: adminPassword, cookie: admin.cookie },
+      endpoints,
+      pid: server.child.pid,
+      data_dir: dataDir,
+      log_file: logFile,
+    };
+    console.log(JSON.stringify(ready));
+    server.child.status.then((s) => {
+      if (!stopping) {
+        console.error(`harness: the server exited with ${s.code}`);
+        void stop(1);
+      }
+    });
+    await commandLoop(admin);
+  } catch (err) {
+    console.error(`harness: ${err instanceof Error ? err.stack : String(err)}`);
+    await stop(1);
+  }
+  await stop(0);
+}
+
+/** Reads JSON commands from stdin until it closes; answers each with one JSON line. */
+async function commandLoop(admin: AdminClient): Promise<void> {
+  let buf = "";
+  for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
+    buf += chunk;
+    let nl;
+    while ((nl = buf.indexOf("\n")) >= 0) {
+      const line = buf.slice(0, nl).trim();
+      buf = buf.slice(nl + 1);
+      if (line === "") continue;
+      let reply: unknown;
+      try {
+        reply = { ok: true, data: await admin.command(JSON.parse(line)) };
+      } catch (err) {
+        reply = { ok: false, error: err instanceof Error ? err.message : String(err) };
+      }
+      console.log(JSON.stringify(reply));
+    }
+  }
+}
+
+if (import.meta.main) await main();
