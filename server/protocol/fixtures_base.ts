@@ -25,7 +25,7 @@ export interface GoodRequest {
 
 /**
  * A request that fails with `code`; `rid` is what the failure must carry. When it is null the
- * server has no `rid` to answer to, so a server test expects no `resp` for it.
+ * frame had no readable `rid`; the server still answers `bad_request`, with `rid: ""`.
  */
 export interface BadRequest {
   readonly wire: Record<string, unknown>;

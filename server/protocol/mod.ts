@@ -7,7 +7,7 @@
  * import { encodeResp, errResp, okResp, parseRequest } from "../protocol/mod.ts";
  * const parsed = parseRequest(payload, config.limits);
  * if (!parsed.ok) {
- *   if (parsed.rid !== null) publish(encodeResp(errResp(parsed.rid, parsed.error), maxReceive));
+ *   publish(encodeResp(errResp(parsed.rid ?? "", parsed.error), maxReceive));
  *   return;
  * }
  * ```

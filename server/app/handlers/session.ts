@@ -1,5 +1,5 @@
 import type { Handler, HandlerTable } from "../mqtt_app.ts";
-import { ProtocolError } from "../../protocol/mod.ts";
+import { encodeFrame, okResp, ProtocolError } from "../../protocol/mod.ts";
 import type { HelloData } from "../../protocol/frames.ts";
 import { VERSION } from "../../version.ts";
 import { selfRow } from "../endpoint_reads.ts";
@@ -7,13 +7,9 @@ import { loginRow } from "../endpoint_reads.ts";
 import { newSessionToken, sha256Hex } from "../../auth/tokens.ts";
 
 /** spec 6.1: the handshake; afterwards the connection is online and pushing may start. */
-const hello: Handler<"hello"> = async ({ app, conn }, frame) => {
+const hello: Handler<"hello"> = async ({ app, conn, mqtt }, frame) => {
   if (conn.handshaken) throw new ProtocolError("bad_request", "已经握手");
   conn.maxReceiveBytes = frame.max_receive_bytes;
-  await app.writer.run("endpoint.handshake", { endpointId: conn.endpointId });
-  conn.handshaken = true;
-  if (conn.helloTimer) clearTimeout(conn.helloTimer);
-  conn.helloTimer = null;
   const l = app.config.limits;
   const data: HelloData = {
     server_time_ms: app.clock(),
@@ -26,6 +22,16 @@ const hello: Handler<"hello"> = async ({ app, conn }, frame) => {
     ack_timeout_seconds: l.ack_timeout_seconds,
     ...(conn.issuedToken ? { session_token: conn.issuedToken } : {}),
   };
+  // A hello answer that cannot reach the client must not complete the handshake: the client
+  // may retry with a larger limit and still receive its session token.
+  const limit = mqtt.frameLimit(conn);
+  if (limit !== null && encodeFrame(okResp(frame.rid, data)).length > limit) {
+    throw new ProtocolError("response_too_large");
+  }
+  await app.writer.run("endpoint.handshake", { endpointId: conn.endpointId });
+  conn.handshaken = true;
+  if (conn.helloTimer) clearTimeout(conn.helloTimer);
+  conn.helloTimer = null;
   conn.issuedToken = null; // spec 6.1: handed out once, on this connection only
   return data;
 };
