@@ -1,0 +1,41 @@
+import assert from "node:assert/strict";
+import { addEndpoint, send, T0, testDb } from "../../store/ops/_testing.ts";
+import { MsgFrameCache } from "./frames.ts";
+
+function decode(bytes: Uint8Array | null): Record<string, unknown> | null {
+  return bytes === null ? null : JSON.parse(new TextDecoder().decode(bytes));
+}
+
+Deno.test("MsgFrameCache serves the same encoded frame for every lookup of one message", () => {
+  const db = testDb();
+  addEndpoint(db, "a");
+  addEndpoint(db, "b");
+  const r = send(db, "a", { id: "m1", toId: "b" });
+  const cache = new MsgFrameCache(db);
+  const key = { seq: r.seq!, senderId: "a", msgId: "m1", sendAt: T0 };
+  const first = cache.get(key);
+  assert.equal(decode(first)?.id, "m1");
+  assert.equal(cache.get(key), first);
+});
+
+Deno.test("MsgFrameCache never returns another message's frame for a reused seq", () => {
+  const db = testDb();
+  addEndpoint(db, "a");
+  addEndpoint(db, "b");
+  const cache = new MsgFrameCache(db);
+  const old = send(db, "a", { id: "old", toId: "b", body: new TextEncoder().encode("old") });
+  assert.equal(
+    decode(cache.get({ seq: old.seq!, senderId: "a", msgId: "old", sendAt: T0 }))?.id,
+    "old",
+  );
+  // record_retention_days 0 deletes a completed message; SQLite then reuses the highest seq.
+  db.prepare("DELETE FROM messages WHERE seq = ?").run(old.seq!);
+  const next = send(db, "a", { id: "new", toId: "b", body: new TextEncoder().encode("new") });
+  assert.equal(next.seq, old.seq);
+
+  const frame = decode(cache.get({ seq: next.seq!, senderId: "a", msgId: "new", sendAt: T0 }));
+  assert.equal(frame?.id, "new");
+  assert.deepEqual(frame?.body, { enc: "utf8", content_type: "text/plain", data: "new" });
+  // A stale claim of the deleted message gets nothing rather than the new message.
+  assert.equal(cache.get({ seq: old.seq!, senderId: "a", msgId: "old", sendAt: T0 }), null);
+});
