@@ -1,0 +1,280 @@
+// Load benchmark of the messaging core (spec 13 压测): a real `nixmsg serve` child process on
+// loopback, MQTT.js clients in this process. Every message is sent, delivered, acked and its
+// `accepted` receipt confirmed with receipt_ack; anything else counts as a failure.
+//
+//   deno run -A tests/bench/messaging_load.ts [flags]
+//     --seconds N       how long to send (default 60); the run then drains for up to 30 s
+//     --connections N   connections held, half senders and half receivers (default 1000)
+//     --rate N          messages per second, paced (default 200); 0 = as fast as --window allows
+//     --window N        with --rate 0: messages each sender keeps in flight (default 8)
+//     --body N          body bytes (default 1024)
+//     --transport ws|tcp  (default ws)
+//     --sync FULL|NORMAL  sqlite_synchronous (default FULL)
+//
+// (a) the spec's bar:  --seconds 600 --connections 1000 --rate 200
+// (b) max throughput:  --seconds 30 --connections 100 --rate 0 --window 32 --transport tcp
+//
+// Latency is measured from the `send` publish to the `msg` arriving at the receiver (and to the
+// `resp` and the receipt); sender and receiver share this process's clock. Server CPU and RSS
+// come from /proc of the child; figures and their reading are in docs/BENCHMARKS.md.
+import { parseArgs } from "node:util";
+import process from "node:process";
+import {
+  LoadClient,
+  percentile,
+  prepareHome,
+  type ProcSample,
+  sampleProc,
+  startChildServer,
+} from "./_load_util.ts";
+
+const { values: flags } = parseArgs({
+  args: Deno.args,
+  options: {
+    seconds: { type: "string", default: "60" },
+    connections: { type: "string", default: "1000" },
+    rate: { type: "string", default: "200" },
+    window: { type: "string", default: "8" },
+    body: { type: "string", default: "1024" },
+    transport: { type: "string", default: "ws" },
+    sync: { type: "string", default: "FULL" },
+  },
+});
+const SECONDS = Number(flags.seconds);
+const PAIRS = Math.max(1, Math.floor(Number(flags.connections) / 2));
+const RATE = Number(flags.rate);
+const WINDOW = Math.max(1, Number(flags.window));
+const BODY = "x".repeat(Number(flags.body));
+const DRAIN_MS = 30_000;
+const PROGRESS_MS = 30_000;
+const PASSWORD = "bench-password-1";
+
+const senders = Array.from({ length: PAIRS }, (_, i) => `s${i}`);
+const receivers = Array.from({ length: PAIRS }, (_, i) => `r${i}`);
+const home = await prepareHome(
+  {
+    log: { level: "info" },
+    sqlite_synchronous: flags.sync,
+    limits: {
+      max_clients: PAIRS * 2 + 100,
+      requests_per_second: 1_000_000,
+      max_pending_per_sender: 0,
+      max_pending_per_receiver: 0,
+    },
+  },
+  [...senders, ...receivers],
+  PASSWORD,
+);
+const server = await startChildServer(home);
+// Whatever happens (a hung close, a stuck server), the run ends by itself.
+const watchdog = setTimeout(() => {
+  console.error("messaging_load: watchdog fired, giving up");
+  server.kill();
+  Deno.exit(2);
+}, (SECONDS + DRAIN_MS / 1000 + 180) * 1000);
+Deno.unrefTimer(watchdog);
+const url = flags.transport === "tcp"
+  ? `mqtt://127.0.0.1:${server.port}`
+  : `ws://127.0.0.1:${server.port}/mqtt`;
+
+interface Track {
+  sentAt: number;
+  respAt: number;
+  deliveredAt: number;
+  doneAt: number;
+  pair: number;
+}
+
+const tracks = new Map<string, Track>();
+const stats = {
+  sent: 0,
+  respOk: 0,
+  delivered: 0,
+  done: 0,
+  duplicates: 0,
+  errors: [] as string[],
+  closed: 0,
+};
+const inflightPerPair = new Array<number>(PAIRS).fill(0);
+let sending = true;
+let closing = false;
+let nextId = 0;
+const runId = crypto.randomUUID().slice(0, 8);
+
+function fail(what: string): void {
+  if (stats.errors.length < 20) stats.errors.push(what);
+  else stats.errors.length++;
+}
+
+// --- connect ---------------------------------------------------------------------------------
+const t0 = performance.now();
+const clients: LoadClient[] = [];
+const ids = [...senders, ...receivers];
+for (let i = 0; i < ids.length; i += 50) {
+  clients.push(
+    ...await Promise.all(ids.slice(i, i + 50).map((id) => LoadClient.open(url, id, PASSWORD))),
+  );
+}
+const connectMs = performance.now() - t0;
+const senderClients = clients.slice(0, PAIRS);
+const receiverClients = clients.slice(PAIRS);
+for (const c of clients) {
+  c.onClose = () => {
+    if (!closing) {
+      stats.closed++;
+      fail(`${c.id} disconnected`);
+    }
+  };
+}
+
+// Receiver: every msg is acked; a second msg with the same id is a duplicate (spec 6.3).
+for (const r of receiverClients) {
+  r.onFrame = (f) => {
+    if (f.type !== "msg") return fail(`${r.id}: unexpected ${f.type}`);
+    const t = tracks.get(f.id as string);
+    if (!t) return fail(`${r.id}: unknown msg ${f.id}`);
+    if (t.deliveredAt > 0) stats.duplicates++;
+    else {
+      t.deliveredAt = performance.now();
+      stats.delivered++;
+    }
+    r.request({ type: "ack", from: f.from, id: f.id }).then((resp) => {
+      const result = (resp.data as { result?: string } | undefined)?.result;
+      if (resp.ok !== true || result !== "accepted") fail(`ack ${f.id}: ${JSON.stringify(resp)}`);
+    }, (err) => fail(`ack ${f.id}: ${err}`));
+  };
+}
+
+// Sender: the accepted receipt ends a message; it is confirmed with receipt_ack.
+for (const s of senderClients) {
+  s.onFrame = (f) => {
+    if (f.type !== "receipt") return fail(`${s.id}: unexpected ${f.type}`);
+    s.request({ type: "receipt_ack", receipt_id: f.receipt_id }).then((resp) => {
+      if (resp.ok !== true) fail(`receipt_ack ${f.receipt_id}: ${JSON.stringify(resp)}`);
+    }, (err) => fail(`receipt_ack: ${err}`));
+    const t = tracks.get(f.id as string);
+    if (!t || t.doneAt > 0) return fail(`${s.id}: stray or repeated receipt ${f.id}`);
+    if (f.state !== "accepted") fail(`${f.id}: receipt ${f.state}/${f.reason}`);
+    t.doneAt = performance.now();
+    stats.done++;
+    inflightPerPair[t.pair]--;
+    if (RATE === 0 && sending) sendOne(t.pair);
+  };
+}
+
+function sendOne(pair: number): void {
+  const id = `${runId}-${nextId++}`;
+  const t: Track = { sentAt: performance.now(), respAt: 0, deliveredAt: 0, doneAt: 0, pair };
+  tracks.set(id, t);
+  stats.sent++;
+  inflightPerPair[pair]++;
+  senderClients[pair].request({
+    type: "send",
+    id,
+    to: { kind: "endpoint", id: receivers[pair] },
+    body: { enc: "utf8", data: BODY },
+    delay_ms: 0,
+  }).then((resp) => {
+    t.respAt = performance.now();
+    if (resp.ok === true) stats.respOk++;
+    else fail(`send ${id}: ${JSON.stringify(resp.error)}`);
+  }, (err) => fail(`send ${id}: ${err}`));
+}
+
+// --- load ------------------------------------------------------------------------------------
+const samples: ({ at: number } & ProcSample)[] = [];
+const sample = () => samples.push({ at: performance.now(), ...sampleProc(server.pid) });
+const loadCpu0 = process.cpuUsage();
+const loadavg = () => Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
+const loadavgStart = loadavg();
+sample();
+const start = performance.now();
+let pacer: ReturnType<typeof setInterval> | undefined;
+if (RATE > 0) {
+  let pair = 0;
+  pacer = setInterval(() => {
+    const due = Math.floor(((performance.now() - start) / 1000) * RATE) - stats.sent;
+    for (let i = 0; i < due; i++) {
+      sendOne(pair);
+      pair = (pair + 1) % PAIRS;
+    }
+  }, 5);
+} else {
+  for (let p = 0; p < PAIRS; p++) for (let w = 0; w < WINDOW; w++) sendOne(p);
+}
+const sampler = setInterval(sample, 5000);
+let lastDone = 0;
+const progress = setInterval(() => {
+  const s = sampleProc(server.pid);
+  console.error(
+    `t=${((performance.now() - start) / 1000).toFixed(0)}s sent=${stats.sent} ` +
+      `done=${stats.done} (+${((stats.done - lastDone) / (PROGRESS_MS / 1000)).toFixed(0)}/s) ` +
+      `errors=${stats.errors.length} rss=${(s.rssBytes / 2 ** 20).toFixed(0)}MiB`,
+  );
+  lastDone = stats.done;
+}, PROGRESS_MS);
+
+await new Promise((r) => setTimeout(r, SECONDS * 1000));
+sending = false;
+clearInterval(pacer);
+const sendEnd = performance.now();
+const doneAtSendEnd = stats.done;
+sample();
+const drainUntil = performance.now() + DRAIN_MS;
+while (stats.done < stats.sent && performance.now() < drainUntil) {
+  await new Promise((r) => setTimeout(r, 100));
+}
+const drainMs = performance.now() - sendEnd;
+clearInterval(sampler);
+clearInterval(progress);
+const loadCpu = process.cpuUsage(loadCpu0);
+
+// --- report ----------------------------------------------------------------------------------
+const all = [...tracks.values()];
+const sorted = (xs: number[]) => xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+const deliver = sorted(all.filter((t) => t.deliveredAt > 0).map((t) => t.deliveredAt - t.sentAt));
+const resp = sorted(all.filter((t) => t.respAt > 0).map((t) => t.respAt - t.sentAt));
+const done = sorted(all.filter((t) => t.doneAt > 0).map((t) => t.doneAt - t.sentAt));
+const lat = (xs: number[]) =>
+  `p50 ${percentile(xs, 50).toFixed(1)} ms, p99 ${percentile(xs, 99).toFixed(1)} ms, ` +
+  `max ${percentile(xs, 100).toFixed(1)} ms`;
+const loadSamples = samples.filter((s) => s.at <= sendEnd + 1);
+const first = loadSamples[0];
+const last = loadSamples[loadSamples.length - 1];
+const serverCpu = (last.cpuMs - first.cpuMs) / (last.at - first.at);
+const mainCpu = (last.mainCpuMs - first.mainCpuMs) / (last.at - first.at);
+const rss = samples.map((s) => s.rssBytes);
+const failures = (stats.sent - stats.done) + stats.errors.length + stats.duplicates;
+const sendSeconds = (sendEnd - start) / 1000;
+const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
+
+console.log([
+  `messaging_load: ${PAIRS * 2} connections (${flags.transport}), ` +
+  (RATE > 0 ? `${RATE} msg/s paced` : `closed loop, window ${WINDOW} per sender`) +
+  `, ${flags.body} B bodies, sqlite_synchronous=${flags.sync}, ${SECONDS} s`,
+  `  connect+hello of all clients: ${(connectMs / 1000).toFixed(1)} s`,
+  `  sent ${stats.sent}, send ok ${stats.respOk}, delivered ${stats.delivered}, ` +
+  `receipted ${stats.done}, duplicates ${stats.duplicates}, disconnects ${stats.closed}`,
+  `  throughput (receipted during the send phase): ` +
+  `${(doneAtSendEnd / sendSeconds).toFixed(1)} msg/s; drain ${(drainMs / 1000).toFixed(1)} s`,
+  `  send -> resp:     ${lat(resp)}`,
+  `  send -> deliver:  ${lat(deliver)}`,
+  `  send -> receipt:  ${lat(done)}`,
+  `  server CPU ${(serverCpu * 100).toFixed(0)} % of one core ` +
+  `(main thread ${(mainCpu * 100).toFixed(0)} %); RSS start ${mib(rss[0])}, ` +
+  `max ${mib(Math.max(...rss))}, end ${mib(rss[rss.length - 1])}`,
+  `  load generator CPU ${
+    (((loadCpu.user + loadCpu.system) / 1000 / (performance.now() - start)) * 100).toFixed(0)
+  } % of one core`,
+  `  machine load average at start ${loadavgStart}, at end ${loadavg()} (2 cores)`,
+  `  server warnings/errors logged: ${server.problems.length}`,
+  `  FAILURES: ${failures}`,
+  ...stats.errors.filter(Boolean).map((e) => `    ${e}`),
+  ...server.problems.slice(0, 10).map((p) => `    server: ${p}`),
+].join("\n"));
+
+closing = true;
+await Promise.all(clients.map((c) => c.close()));
+const code = await server.stop();
+await home.cleanup();
+Deno.exit(failures === 0 && code === 0 ? 0 : 1);
