@@ -5,6 +5,8 @@
 // Default import: the only form MQTT.js exposes in Node ESM, CJS, Deno and its browser bundle.
 import mqtt, { type IClientOptions, type MqttClient } from "mqtt";
 import { Backoff } from "./backoff.ts";
+import { tuneStream } from "./transport.ts";
+import { Outbox } from "./outbox.ts";
 import type { Credential } from "./types.ts";
 import type { HelloData, InboundFrame } from "./wire.ts";
 
@@ -111,13 +113,17 @@ export class Link {
     this.#open();
   }
 
-  /** Publishes a frame on the up topic; false when not online. */
+  /** Publishes a frame on the up topic, in order; false when not online. */
   publish(json: string): boolean {
-    const client = this.#client;
-    if (!this.#online || !client) return false;
-    client.publish(`nix/c/${this.#o.endpointId}/up`, json, { qos: 1 }, () => {});
+    if (!this.#online || !this.#client) return false;
+    this.#outbox.push(json);
     return true;
   }
+
+  /** Frames waiting for their turn; see {@link Outbox}. */
+  #outbox = new Outbox((json) => {
+    this.#client?.publish(`nix/c/${this.#o.endpointId}/up`, json, { qos: 1 }, () => {});
+  });
 
   /** When the current connection closes, stop with `cause` instead of reconnecting. */
   stopOnClose(cause: StopCause): void {
@@ -130,6 +136,7 @@ export class Link {
     this.#stopped = true;
     clearTimeout(this.#attemptTimer);
     clearTimeout(this.#retryTimer);
+    this.#outbox.clear();
     const client = this.#client;
     this.#client = null;
     this.#online = false;
@@ -175,6 +182,9 @@ export class Link {
       options.rejectUnauthorized = o.tls.rejectUnauthorized;
     }
     const client = mqtt.connect(o.url, options);
+    // Node and Deno: TCP_NODELAY on mqtt(s)://, one WebSocket frame per packet on ws(s)://.
+    // MQTT.js built the stream synchronously and the CONNECT packet is still corked in it.
+    tuneStream(client.stream, o.url);
     this.#client = client;
     let helloRid = "";
     let helloSentAt = 0;
@@ -284,6 +294,9 @@ export class Link {
     client.end(true);
     const wasOnline = this.#online;
     this.#online = false;
+    // Requests still queued here were never sent; the owner re-sends unanswered ones on the
+    // next connection (spec 9 发送).
+    this.#outbox.clear();
     if (wasOnline) this.#events.down();
     if (this.#stopped) return;
     if (this.#closeMeans) {
