@@ -4,93 +4,113 @@ import assert from "node:assert/strict";
 import { online, type TestClient } from "./helpers/client.ts";
 import { type ServerProcess, startServerProcess } from "./helpers/server_process.ts";
 import { prepareHome } from "./bench/_load_util.ts";
-
-const PW = "device-password-1";
-
-type Data = Record<string, unknown>;
-
-function sendFrame(id: string, to: string, text: string, extra: Data = {}): Data {
-  return {
-    type: "send",
-    id,
-    to: { kind: "endpoint", id: to },
-    body: { enc: "utf8", data: text },
-    ...extra,
-  };
-}
+import {
+  type Data,
+  KEEP,
+  PW,
+  receipts,
+  sendFrame,
+  waitMsg,
+  waitReceipt,
+} from "./helpers/messaging.ts";
 
 const ws = (s: ServerProcess) => `ws://127.0.0.1:${s.port}/mqtt`;
 
-Deno.test("messages answered just before a kill -9 reach the receiver after the restart", async () => {
+/** A `nixmsg serve` child on one data directory (endpoints a and b), killed and restarted at will. */
+interface Restartable {
+  /** Starts the server on the data directory. */
+  start(): Promise<void>;
+  /** Kills the running server with SIGKILL. */
+  kill(): Promise<void>;
+  /** Connects and handshakes `id` to the running server; the client is closed at the end. */
+  session(id: string, password?: string): Promise<{ client: TestClient; token: string | null }>;
+  /** Like {@linkcode Restartable.session}, without the session token. */
+  online(id: string, password?: string): Promise<TestClient>;
+}
+
+/**
+ * Runs `fn` on a fresh data directory with endpoints a and b; afterwards closes the clients, stops
+ * a running server (which must exit with 0) and removes the directory.
+ */
+async function withRestartableServer(fn: (s: Restartable) => Promise<void>): Promise<void> {
   const home = await prepareHome({}, ["a", "b"], PW);
   const open: TestClient[] = [];
-  let server: ServerProcess | null = null;
+  let server = null as ServerProcess | null;
+  const running = (): ServerProcess => {
+    if (server === null) throw new Error("no server is running");
+    return server;
+  };
+  const session = async (id: string, password = PW) => {
+    const s = await online(ws(running()), id, password);
+    open.push(s.client);
+    return s;
+  };
   try {
-    server = await startServerProcess(home);
-    const a1 = (await online(ws(server), "a", PW)).client;
-    open.push(a1);
-    const keep = { offline: { keep: true, ttl_seconds: 3600 } };
-    const due = await a1.request(sendFrame("d1", "b", "scheduled", { delay_ms: 1000, ...keep }));
-    assert.equal((due.data as Data).state, "scheduled");
-    const resp = await a1.request(sendFrame("k1", "b", "committed", { delay_ms: 0, ...keep }));
-    assert.equal((resp.data as Data).state, "dispatched");
-    await server.kill();
-    server = null;
-
-    server = await startServerProcess(home);
-    const b = (await online(ws(server), "b", PW)).client;
-    open.push(b);
-    const k1 = await b.waitFrame((f) => f.type === "msg" && f.id === "k1", "k1");
-    assert.equal((k1.body as Data).data, "committed");
-    // spec 7.8 step 3: a scheduled message (due meanwhile or soon) is dispatched after the restart.
-    await b.waitFrame((f) => f.type === "msg" && f.id === "d1", "d1");
-    await b.request({ type: "ack", from: "a", id: "k1" });
-    await b.request({ type: "ack", from: "a", id: "d1" });
-
-    const a2 = (await online(ws(server), "a", PW)).client;
-    open.push(a2);
-    await a2.until(() => a2.frames.filter((f) => f.type === "receipt").length === 2, "receipts");
-    assert.ok(a2.frames.every((f) => f.type !== "receipt" || f.state === "accepted"));
-    // A sender that lost the response retries with the same frame and gets the original answer.
-    const retry = await a2.request(sendFrame("k1", "b", "committed", { delay_ms: 0, ...keep }));
-    assert.deepEqual(retry.data, { ...(resp.data as Data), state: "completed" });
+    await fn({
+      async start() {
+        server = await startServerProcess(home);
+      },
+      async kill() {
+        await running().kill();
+        server = null;
+      },
+      session,
+      online: async (id, password) => (await session(id, password)).client,
+    });
   } finally {
     for (const c of open) await c.close();
     if (server) assert.equal(await server.stop(), 0);
     await home.cleanup();
   }
+}
+
+Deno.test("messages answered just before a kill -9 reach the receiver after the restart", async () => {
+  await withRestartableServer(async (s) => {
+    await s.start();
+    const a1 = await s.online("a");
+    const due = await a1.request(sendFrame("d1", "b", "scheduled", { delay_ms: 1000, ...KEEP }));
+    assert.equal((due.data as Data).state, "scheduled");
+    const resp = await a1.request(sendFrame("k1", "b", "committed", { delay_ms: 0, ...KEEP }));
+    assert.equal((resp.data as Data).state, "dispatched");
+    await s.kill();
+
+    await s.start();
+    const b = await s.online("b");
+    const k1 = await waitMsg(b, "k1");
+    assert.equal((k1.body as Data).data, "committed");
+    // spec 7.8 step 3: a scheduled message (due meanwhile or soon) is dispatched after the restart.
+    await waitMsg(b, "d1");
+    await b.request({ type: "ack", from: "a", id: "k1" });
+    await b.request({ type: "ack", from: "a", id: "d1" });
+
+    const a2 = await s.online("a");
+    await a2.until(() => receipts(a2).length === 2, "receipts");
+    assert.ok(receipts(a2).every((f) => f.state === "accepted"));
+    // A sender that lost the response retries with the same frame and gets the original answer.
+    const retry = await a2.request(sendFrame("k1", "b", "committed", { delay_ms: 0, ...KEEP }));
+    assert.deepEqual(retry.data, { ...(resp.data as Data), state: "completed" });
+  });
 });
 
 Deno.test("a message not kept, pushed but unacked at a kill -9, arrives when the receiver reconnects within grace", async () => {
-  const home = await prepareHome({}, ["a", "b"], PW);
-  const open: TestClient[] = [];
-  let server: ServerProcess | null = null;
-  try {
-    server = await startServerProcess(home);
-    const a1 = (await online(ws(server), "a", PW)).client;
-    const b1 = await online(ws(server), "b", PW);
-    open.push(a1, b1.client);
+  await withRestartableServer(async (s) => {
+    await s.start();
+    const a1 = await s.online("a");
+    const b1 = await s.session("b");
     await a1.request(sendFrame("p1", "b", "in flight", { delay_ms: 0 }));
-    const pushed = await b1.client.waitFrame((f) => f.type === "msg" && f.id === "p1", "p1");
-    await server.kill();
-    server = null;
+    const pushed = await waitMsg(b1.client, "p1");
+    await s.kill();
 
     // spec 7.8: the restart counts as a disconnect of everyone; grace starts at the restart.
-    server = await startServerProcess(home);
-    const b2 = (await online(ws(server), "b", b1.token!)).client;
-    open.push(b2);
-    const again = await b2.waitFrame((f) => f.type === "msg" && f.id === "p1", "p1 again");
+    await s.start();
+    const b2 = await s.online("b", b1.token!);
+    const again = await waitMsg(b2, "p1", "p1 again");
     assert.deepEqual(again, pushed);
     assert.deepEqual((await b2.request({ type: "ack", from: "a", id: "p1" })).data, {
       result: "accepted",
     });
-    const a2 = (await online(ws(server), "a", PW)).client;
-    open.push(a2);
-    const receipt = await a2.waitFrame((f) => f.type === "receipt" && f.id === "p1", "receipt");
+    const a2 = await s.online("a");
+    const receipt = await waitReceipt(a2, "p1");
     assert.equal(receipt.state, "accepted");
-  } finally {
-    for (const c of open) await c.close();
-    if (server) assert.equal(await server.stop(), 0);
-    await home.cleanup();
-  }
+  });
 });

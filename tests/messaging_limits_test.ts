@@ -1,113 +1,86 @@
 // Size and quota limits over the wire (spec 6.1 max_receive_bytes, 7.3, 7.4, 7.5 step 2, 13).
 import assert from "node:assert/strict";
-import { online, TestClient } from "./helpers/client.ts";
-import { startTestServer, type TestServer } from "./helpers/test_server.ts";
-
-const PW = "device-password-1";
-
-type Data = Record<string, unknown>;
-
-function sendFrame(id: string, to: string, text: string, extra: Data = {}): Data {
-  return {
-    type: "send",
-    id,
-    to: { kind: "endpoint", id: to },
-    body: { enc: "utf8", data: text },
-    delay_ms: 0,
-    ...extra,
-  };
-}
-
-const KEEP = { offline: { keep: true, ttl_seconds: 3600 } };
+import { TestClient } from "./helpers/client.ts";
+import type { TestServer } from "./helpers/test_server.ts";
+import {
+  type Data,
+  KEEP,
+  msgIds,
+  msgs,
+  PW,
+  sendNowFrame,
+  waitMsg,
+  waitReceipt,
+  withServer,
+} from "./helpers/messaging.ts";
 
 Deno.test("a message larger than the receiver's max_receive_bytes is rejected as too_large, once, and the connection stays up", async () => {
-  const t = await startTestServer();
-  const open: TestClient[] = [];
-  try {
-    await t.createEndpoint("a", PW);
-    await t.createEndpoint("b", PW);
-    const a = (await online(t.wsUrl, "a", PW)).client;
-    const b = await TestClient.connect(t.wsUrl, "b", PW);
-    open.push(a, b);
+  await withServer({}, async (h) => {
+    await h.endpoints("a", "b");
+    const a = await h.online("a");
+    const b = await TestClient.connect(h.t.wsUrl, "b", PW);
+    h.track(b);
     await b.handshake(1024);
-    await a.request(sendFrame("big", "b", "x".repeat(2048), KEEP));
-    const receipt = await a.waitFrame((f) => f.type === "receipt" && f.id === "big", "receipt");
+    await a.request(sendNowFrame("big", "b", "x".repeat(2048), KEEP));
+    const receipt = await waitReceipt(a, "big");
     assert.equal(receipt.state, "rejected");
     assert.equal(receipt.reason, "too_large");
 
     // The connection is still usable: a small message arrives, and it is the only one.
-    await a.request(sendFrame("small", "b", "fits", KEEP));
-    await b.waitFrame((f) => f.type === "msg" && f.id === "small", "small");
+    await a.request(sendNowFrame("small", "b", "fits", KEEP));
+    await waitMsg(b, "small");
     await b.request({ type: "ack", from: "a", id: "small" });
-    await a.waitFrame((f) => f.type === "receipt" && f.id === "small", "small receipt");
+    await waitReceipt(a, "small", "small receipt");
     assert.equal(b.connected, true);
-    assert.deepEqual(b.frames.filter((f) => f.type === "msg").map((f) => f.id), ["small"]);
+    assert.deepEqual(msgIds(b), ["small"]);
     // No re-push loop: the delivery reached its final state, and one receipt was written.
     const status = (await a.request({ type: "status", id: "big" })).data as Data;
     assert.equal(status.state, "completed");
     assert.deepEqual(status.items, [{ endpoint_id: "b", state: "rejected", reason: "too_large" }]);
     assert.equal(a.frames.filter((f) => f.type === "receipt" && f.id === "big").length, 1);
-  } finally {
-    for (const c of open) await c.close();
-    await t.close();
-  }
+  });
 });
 
 Deno.test("a sender with max_pending_per_sender unfinished messages gets quota_exceeded", async () => {
-  const t = await startTestServer({ limits: { max_pending_per_sender: 2 } });
-  const open: TestClient[] = [];
-  try {
-    await t.createEndpoint("a", PW);
-    await t.createEndpoint("b", PW);
-    const a = (await online(t.wsUrl, "a", PW)).client;
-    open.push(a);
+  await withServer({ limits: { max_pending_per_sender: 2 } }, async (h) => {
+    await h.endpoints("a", "b");
+    const a = await h.online("a");
     // b is offline and the messages are kept, so both stay unfinished.
     for (const id of ["q1", "q2"]) {
-      assert.equal((await a.request(sendFrame(id, "b", id, KEEP))).ok, true);
+      assert.equal((await a.request(sendNowFrame(id, "b", id, KEEP))).ok, true);
     }
-    const third = await a.request(sendFrame("q3", "b", "q3", KEEP));
+    const third = await a.request(sendNowFrame("q3", "b", "q3", KEEP));
     assert.equal(third.ok, false);
     assert.equal((third.error as Data).code, "quota_exceeded");
     // Finishing one frees a slot.
     await a.request({ type: "recall", id: "q1" });
-    assert.equal((await a.request(sendFrame("q3", "b", "q3", KEEP))).ok, true);
-  } finally {
-    for (const c of open) await c.close();
-    await t.close();
-  }
+    assert.equal((await a.request(sendNowFrame("q3", "b", "q3", KEEP))).ok, true);
+  });
 });
 
 Deno.test("a receiver with max_pending_per_receiver queued deliveries gets the next one rejected as queue_full", async () => {
-  const t = await startTestServer({ limits: { max_pending_per_receiver: 1 } });
-  const open: TestClient[] = [];
-  try {
-    await t.createEndpoint("a", PW);
-    await t.createEndpoint("b", PW);
-    const a = (await online(t.wsUrl, "a", PW)).client;
-    open.push(a);
-    const first = await a.request(sendFrame("f1", "b", "queued", KEEP));
+  await withServer({ limits: { max_pending_per_receiver: 1 } }, async (h) => {
+    await h.endpoints("a", "b");
+    const a = await h.online("a");
+    const first = await a.request(sendNowFrame("f1", "b", "queued", KEEP));
     assert.equal((first.data as Data).state, "dispatched");
-    const second = await a.request(sendFrame("f2", "b", "full", KEEP));
+    const second = await a.request(sendNowFrame("f2", "b", "full", KEEP));
     // spec 7.4: the send succeeds; its delivery is rejected, which completes the message.
     assert.equal(second.ok, true);
     assert.equal((second.data as Data).state, "completed");
-    const receipt = await a.waitFrame((f) => f.type === "receipt" && f.id === "f2", "receipt");
+    const receipt = await waitReceipt(a, "f2");
     assert.equal(receipt.state, "rejected");
     assert.equal(receipt.reason, "queue_full");
     assert.equal(receipt.endpoint_id, "b");
 
-    const b = (await online(t.wsUrl, "b", PW)).client;
-    open.push(b);
-    await b.waitFrame((f) => f.type === "msg" && f.id === "f1", "f1");
+    const b = await h.online("b");
+    await waitMsg(b, "f1");
     await b.request({ type: "ack", from: "a", id: "f1" });
     // The queue has room again.
-    await a.request(sendFrame("f3", "b", "room", KEEP));
-    await b.waitFrame((f) => f.type === "msg" && f.id === "f3", "f3");
-    assert.deepEqual(b.frames.filter((f) => f.type === "msg").map((f) => f.id), ["f1", "f3"]);
-  } finally {
-    for (const c of open) await c.close();
-    await t.close();
-  }
+    await a.request(sendNowFrame("f3", "b", "room", KEEP));
+    await waitMsg(b, "f3");
+    assert.deepEqual(msgIds(b), ["f1", "f3"]);
+  });
 });
 
 /** Which of `b`'s pending deliveries carry a push mark, by message id (spec 7.5 step 3). */
@@ -120,53 +93,36 @@ function pushedIds(t: TestServer, endpointId: string): string[] {
 }
 
 Deno.test("the push window holds back deliveries beyond delivery_window until an ack frees a slot", async () => {
-  const t = await startTestServer({ limits: { delivery_window: 2 } });
-  const open: TestClient[] = [];
-  try {
-    await t.createEndpoint("a", PW);
-    await t.createEndpoint("b", PW);
-    const a = (await online(t.wsUrl, "a", PW)).client;
-    open.push(a);
-    for (const id of ["w1", "w2", "w3"]) await a.request(sendFrame(id, "b", id, KEEP));
-    const b = (await online(t.wsUrl, "b", PW)).client;
-    open.push(b);
-    const got = () => b.frames.filter((f) => f.type === "msg").map((f) => f.id);
-    await b.until(() => got().length === 2, "two pushes");
+  await withServer({ limits: { delivery_window: 2 } }, async (h) => {
+    await h.endpoints("a", "b");
+    const a = await h.online("a");
+    for (const id of ["w1", "w2", "w3"]) await a.request(sendNowFrame(id, "b", id, KEEP));
+    const b = await h.online("b");
+    await b.until(() => msgIds(b).length === 2, "two pushes");
     // spec 6.3: the window is full, so w3 was claimed by nobody.
-    assert.deepEqual(got(), ["w1", "w2"]);
-    assert.deepEqual(pushedIds(t, "b"), ["w1", "w2"]);
+    assert.deepEqual(msgIds(b), ["w1", "w2"]);
+    assert.deepEqual(pushedIds(h.t, "b"), ["w1", "w2"]);
     await b.request({ type: "ack", from: "a", id: "w1" });
-    await b.until(() => got().length === 3, "the third push");
-    assert.deepEqual(got(), ["w1", "w2", "w3"]);
-  } finally {
-    for (const c of open) await c.close();
-    await t.close();
-  }
+    await b.until(() => msgIds(b).length === 3, "the third push");
+    assert.deepEqual(msgIds(b), ["w1", "w2", "w3"]);
+  });
 });
 
 Deno.test("more big frames than the server-wide big-frame slots all arrive", async () => {
-  const t = await startTestServer({ limits: { delivery_window: 100 } });
-  const open: TestClient[] = [];
-  try {
-    await t.createEndpoint("a", PW);
-    await t.createEndpoint("b", PW);
-    const a = (await online(t.wsUrl, "a", PW)).client;
-    open.push(a);
+  await withServer({ limits: { delivery_window: 100 } }, async (h) => {
+    await h.endpoints("a", "b");
+    const a = await h.online("a");
     // spec 7.5: at most 64 frames over 64 KiB in flight; 70 must wait for PUBACKs to free slots.
     const n = 70;
     for (let i = 0; i < n; i++) {
       const resp = await a.request(
-        sendFrame(`bf${i}`, "b", String(i).padEnd(65 * 1024, "."), KEEP),
+        sendNowFrame(`bf${i}`, "b", String(i).padEnd(65 * 1024, "."), KEEP),
       );
       assert.equal(resp.ok, true);
     }
-    const b = (await online(t.wsUrl, "b", PW)).client;
-    open.push(b);
-    await b.until(() => b.frames.filter((f) => f.type === "msg").length === n, "all big frames");
-    const bodies = b.frames.filter((f) => f.type === "msg").map((f) => (f.body as Data).data);
+    const b = await h.online("b");
+    await b.until(() => msgs(b).length === n, "all big frames");
+    const bodies = msgs(b).map((f) => (f.body as Data).data);
     assert.deepEqual(bodies, Array.from({ length: n }, (_, i) => String(i).padEnd(65 * 1024, ".")));
-  } finally {
-    for (const c of open) await c.close();
-    await t.close();
-  }
+  });
 });

@@ -1,31 +1,20 @@
 // Recall over the wire (spec 6.4, 7.6 撤回).
 import assert from "node:assert/strict";
-import { online, type TestClient } from "./helpers/client.ts";
-import { startTestServer } from "./helpers/test_server.ts";
-
-const PW = "device-password-1";
-
-type Data = Record<string, unknown>;
-
-function sendFrame(id: string, to: string, text: string, extra: Data = {}): Data {
-  return {
-    type: "send",
-    id,
-    to: { kind: "endpoint", id: to },
-    body: { enc: "utf8", data: text },
-    ...extra,
-  };
-}
+import {
+  type Data,
+  msgIds,
+  receipts,
+  sendFrame,
+  sendNowFrame,
+  waitMsg,
+  withServer,
+} from "./helpers/messaging.ts";
 
 Deno.test("a recall before the due time answers recalled and the receiver never sees the message", async () => {
-  const t = await startTestServer();
-  const open: TestClient[] = [];
-  try {
-    await t.createEndpoint("a", PW);
-    await t.createEndpoint("b", PW);
-    const a = (await online(t.wsUrl, "a", PW)).client;
-    const b = (await online(t.wsUrl, "b", PW)).client;
-    open.push(a, b);
+  await withServer({}, async (h) => {
+    await h.endpoints("a", "b");
+    const a = await h.online("a");
+    const b = await h.online("b");
     // A short delay keeps the test quick; the recall still lands long before the due time.
     const sent = await a.request(sendFrame("r1", "b", "never", { delay_ms: 3000 }));
     const sd1 = sent.data as Data;
@@ -38,8 +27,8 @@ Deno.test("a recall before the due time answers recalled and the receiver never 
     // survived the recall it would reach b before r2.
     const r2At = (sd1.send_at_ms as number) + 100;
     await a.request(sendFrame("r2", "b", "instead", { send_at_ms: r2At }));
-    await b.waitFrame((f) => f.type === "msg" && f.id === "r2", "r2");
-    assert.deepEqual(b.frames.filter((f) => f.type === "msg").map((f) => f.id), ["r2"]);
+    await waitMsg(b, "r2");
+    assert.deepEqual(msgIds(b), ["r2"]);
 
     const status = await a.request({ type: "status", id: "r1" });
     const sd = status.data as Data;
@@ -48,23 +37,16 @@ Deno.test("a recall before the due time answers recalled and the receiver never 
     assert.deepEqual(sd.items, []);
     // A second recall reports the same outcome.
     assert.equal(((await a.request({ type: "recall", id: "r1" })).data as Data).result, "recalled");
-  } finally {
-    for (const c of open) await c.close();
-    await t.close();
-  }
+  });
 });
 
 Deno.test("a recall after the push revokes the message and a later ack answers recalled", async () => {
-  const t = await startTestServer();
-  const open: TestClient[] = [];
-  try {
-    await t.createEndpoint("a", PW);
-    await t.createEndpoint("b", PW);
-    const a = (await online(t.wsUrl, "a", PW)).client;
-    const b = (await online(t.wsUrl, "b", PW)).client;
-    open.push(a, b);
-    await a.request(sendFrame("p1", "b", "oops", { delay_ms: 0 }));
-    await b.waitFrame((f) => f.type === "msg" && f.id === "p1", "p1");
+  await withServer({}, async (h) => {
+    await h.endpoints("a", "b");
+    const a = await h.online("a");
+    const b = await h.online("b");
+    await a.request(sendNowFrame("p1", "b", "oops"));
+    await waitMsg(b, "p1");
 
     const recall = await a.request({ type: "recall", id: "p1" });
     assert.deepEqual(recall.data, { result: "recalled", recalled: 1, accepted: 0, other: 0 });
@@ -80,35 +62,25 @@ Deno.test("a recall after the push revokes the message and a later ack answers r
     assert.equal(sd.state, "completed");
     assert.deepEqual(sd.items, [{ endpoint_id: "b", state: "recalled", reason: "" }]);
     // spec 7.6: a recall writes no receipt. The first receipt the sender gets is m2's.
-    await a.request(sendFrame("p2", "b", "fine", { delay_ms: 0 }));
-    await b.waitFrame((f) => f.type === "msg" && f.id === "p2", "p2");
+    await a.request(sendNowFrame("p2", "b", "fine"));
+    await waitMsg(b, "p2");
     await b.request({ type: "ack", from: "a", id: "p2" });
     await a.waitFrame((f) => f.type === "receipt", "receipt");
-    assert.deepEqual(a.frames.filter((f) => f.type === "receipt").map((f) => f.id), ["p2"]);
-  } finally {
-    for (const c of open) await c.close();
-    await t.close();
-  }
+    assert.deepEqual(receipts(a).map((f) => f.id), ["p2"]);
+  });
 });
 
 Deno.test("a recall after the ack fails and reports the accepted delivery", async () => {
-  const t = await startTestServer();
-  const open: TestClient[] = [];
-  try {
-    await t.createEndpoint("a", PW);
-    await t.createEndpoint("b", PW);
-    const a = (await online(t.wsUrl, "a", PW)).client;
-    const b = (await online(t.wsUrl, "b", PW)).client;
-    open.push(a, b);
-    await a.request(sendFrame("q1", "b", "done", { delay_ms: 0 }));
-    await b.waitFrame((f) => f.type === "msg" && f.id === "q1", "q1");
+  await withServer({}, async (h) => {
+    await h.endpoints("a", "b");
+    const a = await h.online("a");
+    const b = await h.online("b");
+    await a.request(sendNowFrame("q1", "b", "done"));
+    await waitMsg(b, "q1");
     await b.request({ type: "ack", from: "a", id: "q1" });
     const recall = await a.request({ type: "recall", id: "q1" });
     assert.deepEqual(recall.data, { result: "failed", recalled: 0, accepted: 1, other: 0 });
     const unknown = await a.request({ type: "recall", id: "nope" });
     assert.equal((unknown.error as Data).code, "not_found");
-  } finally {
-    for (const c of open) await c.close();
-    await t.close();
-  }
+  });
 });

@@ -1,31 +1,12 @@
 import assert from "node:assert/strict";
-import { type Frame, online, type TestClient } from "./helpers/client.ts";
-import { startTestServer, type TestServer } from "./helpers/test_server.ts";
-
-const PW = "device-password-1";
-
-async function pair(t: TestServer): Promise<{ a: TestClient; b: TestClient }> {
-  await t.createEndpoint("a", PW);
-  await t.createEndpoint("b", PW);
-  const a = (await online(t.wsUrl, "a", PW)).client;
-  const b = (await online(t.wsUrl, "b", PW)).client;
-  return { a, b };
-}
-
-function sendFrame(id: string, to: string, text: string, extra: Record<string, unknown> = {}) {
-  return {
-    type: "send",
-    id,
-    to: { kind: "endpoint", id: to },
-    body: { enc: "utf8", data: text },
-    ...extra,
-  };
-}
+import type { Frame } from "./helpers/client.ts";
+import { sendFrame, withServer } from "./helpers/messaging.ts";
 
 Deno.test("a direct message is delivered once, acked, and the sender gets an accepted receipt", async () => {
-  const t = await startTestServer();
-  try {
-    const { a, b } = await pair(t);
+  await withServer({}, async (h) => {
+    await h.endpoints("a", "b");
+    const a = await h.online("a");
+    const b = await h.online("b");
     const resp = await a.request(sendFrame("m1", "b", "hello 你好 <&>", { delay_ms: 0 }));
     assert.equal(resp.ok, true, JSON.stringify(resp));
     assert.equal((resp.data as Record<string, unknown>).state, "dispatched");
@@ -50,9 +31,5 @@ Deno.test("a direct message is delivered once, acked, and the sender gets an acc
     assert.equal((again.data as Record<string, unknown>).state, "completed");
     const conflict = await a.request(sendFrame("m1", "b", "other", { delay_ms: 0 }));
     assert.equal((conflict.error as Record<string, unknown>).code, "conflict");
-    await a.close();
-    await b.close();
-  } finally {
-    await t.close();
-  }
+  });
 });

@@ -2,11 +2,10 @@
 // only to its own down topic and publishes only to its own up topic, and nothing it publishes is
 // ever routed to a subscriber.
 import assert from "node:assert/strict";
-import { type Frame, online, type TestClient } from "./helpers/client.ts";
-import { startTestServer } from "./helpers/test_server.ts";
+import type { Frame, TestClient } from "./helpers/client.ts";
+import { withServer } from "./helpers/messaging.ts";
 import { aedesForTests } from "../server/broker/broker.ts";
 
-const PW = "device-password-1";
 /** MQTT 5 reason code "Not authorized", in PUBACK and SUBACK. */
 const NOT_AUTHORIZED = 0x87;
 
@@ -21,12 +20,10 @@ async function barrier(c: TestClient): Promise<void> {
 const rids = (c: TestClient) => c.frames.map((f: Frame) => f.rid);
 
 Deno.test("publishing to another endpoint's up topic is refused with 0x87 and never processed as that endpoint's request", async () => {
-  const t = await startTestServer();
-  try {
-    await t.createEndpoint("a1", PW);
-    await t.createEndpoint("b1", PW);
-    const a = (await online(t.wsUrl, "a1", PW)).client;
-    const b = (await online(t.tcpUrl, "b1", PW)).client;
+  await withServer({}, async ({ t, endpoints, onlineAt }) => {
+    await endpoints("a1", "b1");
+    const a = await onlineAt(t.wsUrl, "a1");
+    const b = await onlineAt(t.tcpUrl, "b1");
     for (const type of ["self.get", "self.logout"]) {
       const frame = JSON.stringify({ v: 1, type, rid: `spoof-${type}` });
       await assert.rejects(a.publishRaw(frame, "nix/c/b1/up"), { code: NOT_AUTHORIZED });
@@ -42,20 +39,14 @@ Deno.test("publishing to another endpoint's up topic is refused with 0x87 and ne
     assert.ok(!rids(b).some((r) => String(r).startsWith("spoof")), "b answered nothing of a's");
     assert.ok(!rids(a).some((r) => String(r).startsWith("spoof")), "a got no resp either");
     assert.equal(a.connected, true, "MQTT 5: a refused publish does not close the connection");
-    await a.close();
-    await b.close();
-  } finally {
-    await t.close();
-  }
+  });
 });
 
 Deno.test("publishing to any topic but the own up topic is refused, and a forged downlink reaches nobody", async () => {
-  const t = await startTestServer();
-  try {
-    await t.createEndpoint("a1", PW);
-    await t.createEndpoint("b1", PW);
-    const a = (await online(t.tcpUrl, "a1", PW)).client;
-    const b = (await online(t.wsUrl, "b1", PW)).client;
+  await withServer({}, async ({ t, endpoints, onlineAt }) => {
+    await endpoints("a1", "b1");
+    const a = await onlineAt(t.tcpUrl, "a1");
+    const b = await onlineAt(t.wsUrl, "b1");
     const forged = JSON.stringify({ v: 1, type: "resp", rid: "forged", ok: true, data: {} });
     for (
       const topic of ["nix/c/b1/down", "nix/c/a1/down", "nix/c/a1", "x", "$SYS/x"]
@@ -73,41 +64,28 @@ Deno.test("publishing to any topic but the own up topic is refused, and a forged
     await a.until(() => a.closed, "the connection to close");
     await barrier(b);
     assert.ok(!rids(b).includes("forged"));
-    await a.close();
-    await b.close();
-  } finally {
-    await t.close();
-  }
+  });
 });
 
 Deno.test("an MQTT 3.1.1 client that publishes outside its up topic is disconnected", async () => {
-  const t = await startTestServer();
-  try {
-    await t.createEndpoint("old1", PW);
-    await t.createEndpoint("b1", PW);
-    const b = (await online(t.wsUrl, "b1", PW)).client;
-    const old = (await online(t.tcpUrl, "old1", PW, { protocolVersion: 4, properties: undefined }))
-      .client;
+  await withServer({}, async ({ t, endpoints, onlineAt }) => {
+    await endpoints("old1", "b1");
+    const b = await onlineAt(t.wsUrl, "b1");
+    const old = await onlineAt(t.tcpUrl, "old1", { protocolVersion: 4, properties: undefined });
     old.mqtt.publish("nix/c/b1/down", JSON.stringify({ v: 1, type: "resp", rid: "forged" }), {
       qos: 1,
     });
     await old.until(() => old.closed, "the 3.1.1 client to be closed");
     await barrier(b);
     assert.ok(!rids(b).includes("forged"));
-    await old.close();
-    await b.close();
-  } finally {
-    await t.close();
-  }
+  });
 });
 
 Deno.test("subscribing to another endpoint's down topic, a wildcard or an up topic is refused in SUBACK, and no frame of the other endpoint arrives", async () => {
-  const t = await startTestServer();
-  try {
-    await t.createEndpoint("a1", PW);
-    await t.createEndpoint("b1", PW);
-    const a = (await online(t.wsUrl, "a1", PW)).client;
-    const b = (await online(t.tcpUrl, "b1", PW)).client;
+  await withServer({}, async ({ t, endpoints, onlineAt }) => {
+    await endpoints("a1", "b1");
+    const a = await onlineAt(t.wsUrl, "a1");
+    const b = await onlineAt(t.tcpUrl, "b1");
     for (
       const topic of ["nix/c/b1/down", "nix/c/+/down", "nix/c/#", "#", "nix/c/a1/up", "nix/c/b1/up"]
     ) {
@@ -126,40 +104,35 @@ Deno.test("subscribing to another endpoint's down topic, a wildcard or an up top
       "only a's hello and barrier responses",
     );
     assert.equal(a.connected, true);
-    await a.close();
-    await b.close();
-  } finally {
-    await t.close();
-  }
+  });
 });
 
 Deno.test("a request published to the own up topic is answered but never forwarded to any subscriber", async () => {
-  const t = await startTestServer();
-  // No client may subscribe to an up topic, so subscribe inside aedes itself, which sees every
-  // route a publish could take (spec 5 CodeSuccessIgnore: the server only PUBACKs).
-  const aedes = aedesForTests(t.server.app.broker);
-  const routed: string[] = [];
-  const listener = (packet: { topic: string }, cb: () => void) => {
-    routed.push(packet.topic);
-    cb();
-  };
-  await new Promise((resolve) => aedes.subscribe("nix/c/#", listener, resolve));
-  try {
-    await t.createEndpoint("a1", PW);
-    await t.createEndpoint("b1", PW);
-    const tcp = (await online(t.tcpUrl, "a1", PW)).client;
-    const ws = (await online(t.wsUrl, "b1", PW)).client;
-    for (let i = 0; i < 5; i++) {
-      assert.equal((await tcp.request({ type: "self.get" })).ok, true);
-      assert.equal((await ws.request({ type: "self.get" })).ok, true);
+  await withServer({}, async ({ t, endpoints, onlineAt }) => {
+    // No client may subscribe to an up topic, so subscribe inside aedes itself, which sees every
+    // route a publish could take (spec 5 CodeSuccessIgnore: the server only PUBACKs).
+    const aedes = aedesForTests(t.server.app.broker);
+    const routed: string[] = [];
+    const listener = (packet: { topic: string }, cb: () => void) => {
+      routed.push(packet.topic);
+      cb();
+    };
+    await new Promise((resolve) => aedes.subscribe("nix/c/#", listener, resolve));
+    try {
+      await endpoints("a1", "b1");
+      const tcp = await onlineAt(t.tcpUrl, "a1");
+      const ws = await onlineAt(t.wsUrl, "b1");
+      for (let i = 0; i < 5; i++) {
+        assert.equal((await tcp.request({ type: "self.get" })).ok, true);
+        assert.equal((await ws.request({ type: "self.get" })).ok, true);
+      }
+      assert.deepEqual(routed, [], "nothing published by a client is routed");
+      for (const c of [tcp, ws]) {
+        assert.deepEqual(c.frames.map((f) => f.type), Array(6).fill("resp"), "only responses");
+        await c.close();
+      }
+    } finally {
+      await new Promise((resolve) => aedes.unsubscribe("nix/c/#", listener, resolve));
     }
-    assert.deepEqual(routed, [], "nothing published by a client is routed");
-    for (const c of [tcp, ws]) {
-      assert.deepEqual(c.frames.map((f) => f.type), Array(6).fill("resp"), "only responses");
-      await c.close();
-    }
-  } finally {
-    await new Promise((resolve) => aedes.unsubscribe("nix/c/#", listener, resolve));
-    await t.close();
-  }
+  });
 });

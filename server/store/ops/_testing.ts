@@ -86,6 +86,29 @@ export function send(
   }, now);
 }
 
+/**
+ * The arguments of a one-byte binary message from "a" to endpoint "b" due at T0 (base64,
+ * not kept, 60 s TTL, with receipt); `over` replaces any of them.
+ */
+export function binaryArgs(id: string, over: Partial<SubmitArgs> = {}): SubmitArgs {
+  return {
+    senderId: "a",
+    id,
+    fingerprint: new Uint8Array([1]),
+    toKind: "endpoint",
+    toId: "b",
+    body: new Uint8Array([1]),
+    bodyEnc: "base64",
+    contentType: "application/octet-stream",
+    meta: "{}",
+    sendAt: T0,
+    keep: false,
+    ttlSeconds: 60,
+    receipt: true,
+    ...over,
+  };
+}
+
 /** Marks the endpoint's pending deliveries as pushed to `connCode` (spec 7.5 step 3). */
 export function push(db: DatabaseSync, endpointId: string, connCode: string): void {
   claimDeliveries(db, { endpointId, connCode, limit: 1000 }, T0);

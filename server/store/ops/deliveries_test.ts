@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { DatabaseSync } from "node:sqlite";
-import { MIGRATIONS } from "../migrations.ts";
+import type { DatabaseSync } from "node:sqlite";
 import { OpError } from "../op_error.ts";
+import { addEndpoint, binaryArgs, T0, testDb } from "./_testing.ts";
 import { connected, resetOpsContext } from "./context.ts";
 import {
   ackDelivery,
@@ -15,41 +15,25 @@ import { recallMessage, type SubmitArgs, submitMessage } from "./messages.ts";
 
 // spec 7.5, 7.6: push marks, ack timeouts, acks and expiry of single deliveries.
 
-const T0 = 1_750_000_000_000;
 const TTL_MS = 600_000;
 
+/** Endpoints a and b, offline since T0; b then connected as "k1". */
 function freshDb(): DatabaseSync {
-  resetOpsContext();
-  const db = new DatabaseSync(":memory:");
-  db.exec("PRAGMA foreign_keys = ON");
-  db.exec(MIGRATIONS.find((m) => m.version === 1)!.sql);
-  for (const id of ["a", "b"]) {
-    db.prepare(
-      "INSERT INTO endpoints (id, login_hash, created_at, offline_since) VALUES (?, 'x', 0, ?)",
-    )
-      .run(id, T0);
-  }
+  const db = testDb();
+  for (const id of ["a", "b"]) addEndpoint(db, id);
   connected(db, { endpointId: "b", connCode: "k1" }, T0);
   return db;
 }
 
+/** Submits message `id` from a to b at its `sendAt`; returns its seq. */
 function send(db: DatabaseSync, id: string, over: Partial<SubmitArgs> = {}): number {
-  return submitMessage(db, {
-    senderId: "a",
-    id,
+  const args = binaryArgs(id, {
     fingerprint: new Uint8Array([7]),
-    toKind: "endpoint",
-    toId: "b",
     body: new Uint8Array([1, 2]),
-    bodyEnc: "base64",
-    contentType: "application/octet-stream",
-    meta: "{}",
-    sendAt: T0,
-    keep: false,
     ttlSeconds: TTL_MS / 1000,
-    receipt: true,
     ...over,
-  }, over.sendAt ?? T0).seq!;
+  });
+  return submitMessage(db, args, over.sendAt ?? T0).seq!;
 }
 
 function row(db: DatabaseSync, seq: number): Record<string, unknown> {

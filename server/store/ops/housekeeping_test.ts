@@ -1,14 +1,13 @@
 import assert from "node:assert/strict";
-import { DatabaseSync } from "node:sqlite";
-import { MIGRATIONS } from "../migrations.ts";
-import { connected, resetOpsContext } from "./context.ts";
+import type { DatabaseSync } from "node:sqlite";
+import { addEndpoint, binaryArgs, T0, testDb } from "./_testing.ts";
+import { connected } from "./context.ts";
 import { ackDelivery } from "./deliveries.ts";
 import { housekeeping, type HousekeepingArgs, type HousekeepingCursor } from "./housekeeping.ts";
 import { submitMessage } from "./messages.ts";
 
 // spec 7.6 每小时清理: records, receipts and idempotency keys, in batches.
 
-const T0 = 1_750_000_000_000;
 const DAY = 86_400_000;
 const RETENTION: Omit<HousekeepingArgs, "batch"> = {
   recordRetentionMs: 7 * DAY,
@@ -16,35 +15,18 @@ const RETENTION: Omit<HousekeepingArgs, "batch"> = {
   idempotencyMs: DAY,
 };
 
+/** Endpoints a and b, never online before; b then connected. */
 function freshDb(): DatabaseSync {
-  resetOpsContext();
-  const db = new DatabaseSync(":memory:");
-  db.exec("PRAGMA foreign_keys = ON");
-  db.exec(MIGRATIONS.find((m) => m.version === 1)!.sql);
-  for (const id of ["a", "b"]) {
-    db.prepare("INSERT INTO endpoints (id, login_hash, created_at) VALUES (?, 'x', 0)").run(id);
-  }
+  const db = testDb();
+  for (const id of ["a", "b"]) addEndpoint(db, id, { offlineSince: null });
   connected(db, { endpointId: "b" }, T0);
   return db;
 }
 
 /** Sends at `at`; acked at `ackAt` when given (completing it), else left pending. */
 function send(db: DatabaseSync, id: string, at: number, ackAt?: number): number {
-  const seq = submitMessage(db, {
-    senderId: "a",
-    id,
-    fingerprint: new Uint8Array([1]),
-    toKind: "endpoint",
-    toId: "b",
-    body: new Uint8Array([1]),
-    bodyEnc: "base64",
-    contentType: "application/octet-stream",
-    meta: "{}",
-    sendAt: at,
-    keep: true,
-    ttlSeconds: 30 * 86_400,
-    receipt: true,
-  }, at).seq!;
+  const args = binaryArgs(id, { sendAt: at, keep: true, ttlSeconds: 30 * 86_400 });
+  const seq = submitMessage(db, args, at).seq!;
   if (ackAt !== undefined) ackDelivery(db, { endpointId: "b", from: "a", id }, ackAt);
   return seq;
 }

@@ -1,42 +1,24 @@
 import assert from "node:assert/strict";
-import { DatabaseSync } from "node:sqlite";
-import { MIGRATIONS } from "../migrations.ts";
-import { OpError } from "../op_error.ts";
-import { configure, connected, resetOpsContext } from "./context.ts";
+import type { DatabaseSync } from "node:sqlite";
+import {
+  addEndpoint as insertEndpoint,
+  addGroup,
+  codeOf,
+  type EndpointFixture,
+  T0,
+  testDb,
+} from "./_testing.ts";
+import { configure, connected } from "./context.ts";
 import { ackDelivery } from "./deliveries.ts";
 import { dispatchDue, recallMessage, type SubmitArgs, submitMessage } from "./messages.ts";
 
 // spec 7.3, 7.4, 6.4: submit, dispatch, recall. Real SQLite in memory, injected clock.
 
-const T0 = 1_750_000_000_000;
 const GRACE = 60_000;
 
-function freshDb(): DatabaseSync {
-  resetOpsContext();
-  const db = new DatabaseSync(":memory:");
-  db.exec("PRAGMA foreign_keys = ON");
-  db.exec(MIGRATIONS.find((m) => m.version === 1)!.sql);
-  return db;
-}
-
-function addEndpoint(
-  db: DatabaseSync,
-  id: string,
-  o: { enabled?: boolean; onlineSince?: number | null; offlineSince?: number | null } = {},
-): void {
-  db.prepare(
-    `INSERT INTO endpoints (id, login_hash, created_at, enabled, online_since, offline_since)
-     VALUES (?, 'x', 0, ?, ?, ?)`,
-  ).run(id, o.enabled === false ? 0 : 1, o.onlineSince ?? null, o.offlineSince ?? null);
-}
-
-function addGroup(db: DatabaseSync, id: string, members: string[]): void {
-  db.prepare("INSERT INTO groups (id, name, owner_id, created_at) VALUES (?, 'g', ?, 0)")
-    .run(id, members[0]);
-  for (const m of members) {
-    db.prepare("INSERT INTO group_members (group_id, endpoint_id, joined_at) VALUES (?, ?, 0)")
-      .run(id, m);
-  }
+/** Inserts an endpoint that was never online unless `o` says otherwise (offline_since NULL). */
+function addEndpoint(db: DatabaseSync, id: string, o: EndpointFixture = {}): void {
+  insertEndpoint(db, id, { offlineSince: null, ...o });
 }
 
 let counter = 0;
@@ -85,16 +67,6 @@ function receiptStates(db: DatabaseSync): string[] {
   return (db.prepare("SELECT endpoint_id, state, reason FROM receipts ORDER BY receipt_id")
     .all() as { endpoint_id: string; state: string; reason: string }[])
     .map((r) => `${r.endpoint_id}:${r.state}:${r.reason}`);
-}
-
-function codeOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof OpError) return err.code;
-    throw err;
-  }
-  return "ok";
 }
 
 Deno.test("submit dispatches at once and places each delivery by presence, keep and grace", () => {
@@ -151,7 +123,7 @@ Deno.test("submit dispatches at once and places each delivery by presence, keep 
     },
   ];
   for (const c of cases) {
-    const db = freshDb();
+    const db = testDb();
     addEndpoint(db, "a");
     addEndpoint(db, "b", { offlineSince: c.offlineSince ?? null });
     if (c.connected) connected(db, { endpointId: "b", connCode: "c1" }, T0);
@@ -174,7 +146,7 @@ Deno.test("submit dispatches at once and places each delivery by presence, keep 
 });
 
 Deno.test("submit validates the target after the idempotency check", () => {
-  const db = freshDb();
+  const db = testDb();
   addEndpoint(db, "a");
   addEndpoint(db, "b");
   addEndpoint(db, "off", { enabled: false });
@@ -194,7 +166,7 @@ Deno.test("submit validates the target after the idempotency check", () => {
 });
 
 Deno.test("a repeated submit returns the original answer and conflicts on a different request", () => {
-  const db = freshDb();
+  const db = testDb();
   addEndpoint(db, "a");
   addEndpoint(db, "b", { offlineSince: T0 });
   const first = submitMessage(db, req({ id: "dup", sendAt: T0 + 5000 }), T0);
@@ -222,7 +194,7 @@ Deno.test("a repeated submit returns the original answer and conflicts on a diff
 });
 
 Deno.test("a repeat after the record is gone answers completed from the key", () => {
-  const db = freshDb();
+  const db = testDb();
   configure(db, { recordRetentionDays: 0 }, T0);
   addEndpoint(db, "a");
   addEndpoint(db, "b");
@@ -249,7 +221,7 @@ Deno.test("the sender quota counts unfinished messages and 0 means unlimited", (
     [0, ["ok", "ok", "ok"]],
   ];
   for (const [max, want] of cases) {
-    const db = freshDb();
+    const db = testDb();
     configure(db, { maxPendingPerSender: max }, T0);
     addEndpoint(db, "a");
     addEndpoint(db, "b", { offlineSince: T0 });
@@ -257,7 +229,7 @@ Deno.test("the sender quota counts unfinished messages and 0 means unlimited", (
     assert.deepEqual(got, want, `max ${max}`);
   }
   // Completed messages no longer count.
-  const db = freshDb();
+  const db = testDb();
   configure(db, { maxPendingPerSender: 1 }, T0);
   addEndpoint(db, "a");
   addEndpoint(db, "b");
@@ -266,7 +238,7 @@ Deno.test("the sender quota counts unfinished messages and 0 means unlimited", (
 });
 
 Deno.test("a full receiver queue rejects the new delivery with queue_full and a receipt", () => {
-  const db = freshDb();
+  const db = testDb();
   configure(db, { maxPendingPerReceiver: 2 }, T0);
   addEndpoint(db, "a");
   addEndpoint(db, "b");
@@ -279,7 +251,7 @@ Deno.test("a full receiver queue rejects the new delivery with queue_full and a 
 });
 
 Deno.test("due messages dispatch in send_at, seq order up to the limit", () => {
-  const db = freshDb();
+  const db = testDb();
   addEndpoint(db, "a");
   addEndpoint(db, "b");
   connected(db, { endpointId: "b" }, T0);
@@ -306,7 +278,7 @@ Deno.test("due messages dispatch in send_at, seq order up to the limit", () => {
 });
 
 Deno.test("a target disabled while scheduled gets a rejected delivery at dispatch", () => {
-  const db = freshDb();
+  const db = testDb();
   addEndpoint(db, "a");
   addEndpoint(db, "b");
   const r = submitMessage(db, req({ sendAt: T0 + 100 }), T0);
@@ -319,7 +291,7 @@ Deno.test("a target disabled while scheduled gets a rejected delivery at dispatc
 });
 
 Deno.test("group dispatch delivers to the members at dispatch time minus the sender", () => {
-  const db = freshDb();
+  const db = testDb();
   for (const id of ["a", "b", "c", "d"]) addEndpoint(db, id, { offlineSince: T0 });
   addEndpoint(db, "x", { enabled: false });
   addGroup(db, "g", ["a", "b", "c", "x"]);
@@ -353,7 +325,7 @@ Deno.test("a group message with no recipients completes with a message-level rec
     },
   ];
   for (const c of cases) {
-    const db = freshDb();
+    const db = testDb();
     addEndpoint(db, "a");
     addEndpoint(db, "b");
     addGroup(db, "g", ["a", "b"]);
@@ -415,7 +387,7 @@ Deno.test("recall answers by the deliveries' states and never writes a recalled 
     },
   ];
   for (const c of cases) {
-    const db = freshDb();
+    const db = testDb();
     for (const id of ["a", "b", "c", "d"]) addEndpoint(db, id, { offlineSince: T0 });
     addGroup(db, "g", ["a", "b", "c", "d"]);
     const to: Partial<SubmitArgs> = c.group ? { toKind: "group", toId: "g" } : {};
@@ -436,7 +408,7 @@ Deno.test("recall answers by the deliveries' states and never writes a recalled 
 });
 
 Deno.test("recall of a scheduled message completes it with reason recalled", () => {
-  const db = freshDb();
+  const db = testDb();
   addEndpoint(db, "a");
   addEndpoint(db, "b");
   const sub = submitMessage(db, req({ id: "s", sendAt: T0 + 100 }), T0);
@@ -447,7 +419,7 @@ Deno.test("recall of a scheduled message completes it with reason recalled", () 
 });
 
 Deno.test("ack after recall returns the final state", () => {
-  const db = freshDb();
+  const db = testDb();
   addEndpoint(db, "a");
   addEndpoint(db, "b", { offlineSince: T0 });
   submitMessage(db, req({ id: "race" }), T0);
@@ -458,7 +430,7 @@ Deno.test("ack after recall returns the final state", () => {
 });
 
 Deno.test("recall of a deleted record fails while its key remains, else not_found", () => {
-  const db = freshDb();
+  const db = testDb();
   configure(db, { recordRetentionDays: 0 }, T0);
   addEndpoint(db, "a");
   addEndpoint(db, "b");

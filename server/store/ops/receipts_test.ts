@@ -1,44 +1,22 @@
 import assert from "node:assert/strict";
-import { DatabaseSync } from "node:sqlite";
-import { MIGRATIONS } from "../migrations.ts";
-import { configure, resetOpsContext } from "./context.ts";
+import type { DatabaseSync } from "node:sqlite";
+import { addEndpoint, binaryArgs, T0, testDb } from "./_testing.ts";
+import { configure } from "./context.ts";
 import { submitMessage } from "./messages.ts";
 import { ackReceipt, completeEarly, finalize, messageBySeq, writeReceipt } from "./receipts.ts";
 
 // spec 6.4, 7.6: receipts and the end of a message's life.
 
-const T0 = 1_750_000_000_000;
-
+/** Endpoints a and b, offline since T0. */
 function freshDb(): DatabaseSync {
-  resetOpsContext();
-  const db = new DatabaseSync(":memory:");
-  db.exec("PRAGMA foreign_keys = ON");
-  db.exec(MIGRATIONS.find((m) => m.version === 1)!.sql);
-  for (const id of ["a", "b"]) {
-    db.prepare(
-      "INSERT INTO endpoints (id, login_hash, created_at, offline_since) VALUES (?, 'x', 0, ?)",
-    )
-      .run(id, T0);
-  }
+  const db = testDb();
+  for (const id of ["a", "b"]) addEndpoint(db, id);
   return db;
 }
 
+/** Submits message `id` from a to b due at `sendAt`; returns its seq. */
 function send(db: DatabaseSync, id: string, receipt: boolean, sendAt = T0): number {
-  return submitMessage(db, {
-    senderId: "a",
-    id,
-    fingerprint: new Uint8Array([1]),
-    toKind: "endpoint",
-    toId: "b",
-    body: new Uint8Array([1]),
-    bodyEnc: "base64",
-    contentType: "application/octet-stream",
-    meta: "{}",
-    sendAt,
-    keep: false,
-    ttlSeconds: 60,
-    receipt,
-  }, T0).seq!;
+  return submitMessage(db, binaryArgs(id, { sendAt, receipt }), T0).seq!;
 }
 
 function count(db: DatabaseSync, sql: string): number {

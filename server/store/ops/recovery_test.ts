@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { DatabaseSync } from "node:sqlite";
-import { MIGRATIONS } from "../migrations.ts";
+import type { DatabaseSync } from "node:sqlite";
+import { addEndpoint, binaryArgs, T0, testDb } from "./_testing.ts";
 import { connected, opsContext, resetOpsContext } from "./context.ts";
 import { claimDeliveries } from "./deliveries.ts";
 import { type SubmitArgs, submitMessage } from "./messages.ts";
@@ -8,40 +8,26 @@ import { disconnect, handshake, startup } from "./recovery.ts";
 
 // spec 7.5 握手完成时 / 任一连接断开时, 7.8 启动恢复.
 
-const T0 = 1_750_000_000_000;
 const GRACE = 60_000;
 const TTL_MS = 600_000;
 
+/** Endpoints a and b, online since T0 - 1000 (offline_since T0 - 2000 left from before). */
 function freshDb(): DatabaseSync {
-  resetOpsContext();
-  const db = new DatabaseSync(":memory:");
-  db.exec("PRAGMA foreign_keys = ON");
-  db.exec(MIGRATIONS.find((m) => m.version === 1)!.sql);
+  const db = testDb();
   for (const id of ["a", "b"]) {
-    db.prepare(
-      "INSERT INTO endpoints (id, login_hash, created_at, online_since, offline_since) VALUES (?, 'x', 0, ?, ?)",
-    ).run(id, T0 - 1000, T0 - 2000);
+    addEndpoint(db, id, { onlineSince: T0 - 1000, offlineSince: T0 - 2000 });
   }
   return db;
 }
 
+/** Submits message `id` from a to b at T0; returns its seq. */
 function send(db: DatabaseSync, id: string, over: Partial<SubmitArgs> = {}): number {
-  return submitMessage(db, {
-    senderId: "a",
-    id,
+  const args = binaryArgs(id, {
     fingerprint: new Uint8Array([7]),
-    toKind: "endpoint",
-    toId: "b",
-    body: new Uint8Array([1]),
-    bodyEnc: "base64",
-    contentType: "application/octet-stream",
-    meta: "{}",
-    sendAt: T0,
-    keep: false,
     ttlSeconds: TTL_MS / 1000,
-    receipt: true,
     ...over,
-  }, T0).seq!;
+  });
+  return submitMessage(db, args, T0).seq!;
 }
 
 function d(db: DatabaseSync, seq: number): { expire: unknown; conn: unknown; state: unknown } {
