@@ -5,6 +5,7 @@ import type { Logger } from "../log/log.ts";
 import { migrate } from "../store/migrations.ts";
 import { openReader } from "../store/reader.ts";
 import { Writer } from "../store/writer.ts";
+import { Checkpointer } from "../store/checkpointer.ts";
 import { type Listeners, startListeners } from "../net/listener.ts";
 import { healthRoutes } from "../http/health.ts";
 import { createRouter, type Route } from "../http/router.ts";
@@ -85,6 +86,7 @@ export async function startServer(
     clock,
     log,
   });
+  const checkpointer = Checkpointer.start(path, config.sqlite_synchronous);
   writer.onCommit((info) => {
     if (!info.ok) log.error("database commit failed", { ops: info.ops });
   });
@@ -156,11 +158,23 @@ export async function startServer(
       listen: hostPort(listeners.listen),
       admin_listen: listeners.admin ? hostPort(listeners.admin) : "",
     });
-    return running(config, log, listeners, broker, writer, reader, app, mqtt, messaging);
+    return running(
+      config,
+      log,
+      listeners,
+      broker,
+      writer,
+      checkpointer,
+      reader,
+      app,
+      mqtt,
+      messaging,
+    );
   } catch (err) {
     await listeners?.close();
     await broker?.close();
     await writer.close(0);
+    await checkpointer.close();
     reader.close();
     throw err;
   }
@@ -172,6 +186,7 @@ function running(
   listeners: Listeners,
   broker: Broker,
   writer: Writer,
+  checkpointer: Checkpointer,
   reader: DatabaseSync,
   app: App,
   mqtt: MqttApp,
@@ -193,6 +208,7 @@ function running(
         messaging.stop();
         await writer.close(config.timeouts.shutdown_drain_seconds * 1000);
         await broker.close();
+        await checkpointer.close();
         reader.close();
         log.info("nixmsg stopped");
       })();

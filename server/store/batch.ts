@@ -37,6 +37,9 @@ export class BatchRunner {
     // Each SAVEPOINT keeps the original of every page it changes in a sub-journal. On the
     // default temp file that tripled the cost of a 3-row op; in memory it is a memcpy.
     db.exec("PRAGMA temp_store = MEMORY");
+    // Checkpoints run beside the writer (checkpointer.ts). This large automatic limit is only a
+    // safety net for a stalled checkpointer: it bounds the WAL at about 80 MiB.
+    db.exec("PRAGMA wal_autocheckpoint = 20000");
     this.#begin = db.prepare(SQL_BEGIN);
     this.#commit = db.prepare(SQL_COMMIT);
     this.#rollback = db.prepare(SQL_ROLLBACK);
