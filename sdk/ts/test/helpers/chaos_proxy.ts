@@ -11,6 +11,7 @@
  * decisions (timings still depend on the machine).
  */
 import net from "node:net";
+import { listenLocal, parseTarget } from "./proxy.ts";
 
 /** A direction through the proxy: `up` is client to server, `down` server to client. */
 export type Direction = "up" | "down";
@@ -125,14 +126,9 @@ export class ChaosProxy {
 
   /** Starts a proxy on 127.0.0.1:0 forwarding to `target` ("host:port"). */
   static async start(target: string): Promise<ChaosProxy> {
-    const i = target.lastIndexOf(":");
     const server = net.createServer();
-    const proxy = new ChaosProxy(server, {
-      host: target.slice(0, i),
-      port: Number(target.slice(i + 1)),
-    });
-    server.on("connection", (s) => proxy.#accept(s));
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const proxy = new ChaosProxy(server, parseTarget(target));
+    await listenLocal(server, (s) => proxy.#accept(s));
     return proxy;
   }
 

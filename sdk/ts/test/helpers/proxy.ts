@@ -27,14 +27,9 @@ export class Proxy {
 
   /** Starts a proxy on 127.0.0.1:0 forwarding to `target` ("host:port"). */
   static async start(target: string): Promise<Proxy> {
-    const i = target.lastIndexOf(":");
     const server = net.createServer();
-    const proxy = new Proxy(server, {
-      host: target.slice(0, i),
-      port: Number(target.slice(i + 1)),
-    });
-    server.on("connection", (s) => proxy.#accept(s));
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const proxy = new Proxy(server, parseTarget(target));
+    await listenLocal(server, (s) => proxy.#accept(s));
     return proxy;
   }
 
@@ -93,4 +88,19 @@ export class Proxy {
     client.on("error", end);
     upstream.on("error", end);
   }
+}
+
+/** Splits "host:port" (the host may itself contain colons). */
+export function parseTarget(target: string): { host: string; port: number } {
+  const i = target.lastIndexOf(":");
+  return { host: target.slice(0, i), port: Number(target.slice(i + 1)) };
+}
+
+/** Listens on 127.0.0.1:0 and hands every accepted socket to `accept`. */
+export async function listenLocal(
+  server: net.Server,
+  accept: (socket: net.Socket) => void,
+): Promise<void> {
+  server.on("connection", accept);
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
 }
