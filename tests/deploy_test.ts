@@ -28,6 +28,8 @@ Deno.test("the Dockerfile copies only files that exist and runs as uid 65532", a
   const text = await read("deploy/Dockerfile");
   assert.match(text, /^USER 65532:65532$/m);
   assert.match(text, /^ENTRYPOINT \["\/nixmsg"\]$/m);
+  // The image is built by the same release task as the binaries, for the platform being built.
+  assert.match(text, /^RUN deno task release --target "\$TARGETPLATFORM"/m);
   for (const m of text.matchAll(/^COPY (?!--from)(.+)$/gm)) {
     const parts = m[1].trim().split(/\s+/);
     for (const src of parts.slice(0, -1)) {

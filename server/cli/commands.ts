@@ -2,7 +2,6 @@ import { join } from "node:path";
 import { loadConfig } from "../config/config.ts";
 import type { Config } from "../config/types.ts";
 import { Logger } from "../log/log.ts";
-import { VERSION } from "../version.ts";
 import { startServer, StartupError } from "../app/server.ts";
 import { dbPath, ensureDataDir } from "../app/paths.ts";
 import { migrate } from "../store/migrations.ts";
@@ -15,6 +14,8 @@ import { randomPassword } from "../auth/generate.ts";
 import { type ParsedArgs, UsageError } from "./args.ts";
 import { readNewPassword } from "./prompt.ts";
 import { healthcheck } from "./healthcheck.ts";
+import { argon2SelfCheck } from "./self_check.ts";
+import { versionLines } from "./version_info.ts";
 
 /** Where a command writes: stdout for results, stderr for diagnostics. */
 export interface Io {
@@ -97,6 +98,11 @@ export const commands: Record<string, Command> = {
     async run(_args, io) {
       const config = await configOrExit(io);
       if (!config) return 1;
+      const selfCheck = await argon2SelfCheck(new PasswordPool({ size: 1 }));
+      if (selfCheck) {
+        io.err(selfCheck);
+        return 1;
+      }
       const log = new Logger(config.log.level);
       try {
         const server = await startServer(config, log);
@@ -230,10 +236,10 @@ export const commands: Record<string, Command> = {
   },
   version: {
     usage: "nixmsg version",
-    summary: "Print the version",
-    help: "Prints the NixMsg server version.",
+    summary: "Print the version and the runtime's component versions",
+    help: "Prints the NixMsg version, then the Deno, V8, SQLite and argon2 backend versions.",
     run(_args, io) {
-      io.out(`nixmsg ${VERSION}`);
+      for (const line of versionLines()) io.out(line);
       return Promise.resolve(0);
     },
   },

@@ -17,6 +17,8 @@ export interface TestHome {
   configPath: string;
   dataDir: string;
   env: Record<string, string>;
+  /** The source tree to run (default: this repository); tests of a relocated tree set it. */
+  root?: string;
   cleanup(): Promise<void>;
 }
 
@@ -36,8 +38,10 @@ export async function makeTestHome(overrides: Record<string, unknown> = {}): Pro
   };
 }
 
-function denoArgs(args: readonly string[]): string[] {
-  return ["run", "--quiet", "--allow-all", "--config", join(ROOT, "deno.json"), MAIN, ...args];
+function denoArgs(home: TestHome, args: readonly string[]): string[] {
+  const root = home.root ?? ROOT;
+  const main = home.root === undefined ? MAIN : join(root, "server/main.ts");
+  return ["run", "--quiet", "--allow-all", "--config", join(root, "deno.json"), main, ...args];
 }
 
 /** Runs `nixmsg <args>` as a real process and collects its output. */
@@ -47,7 +51,7 @@ export async function runCli(
   stdin?: string,
 ): Promise<CliResult> {
   const cmd = new Deno.Command(Deno.execPath(), {
-    args: denoArgs(args),
+    args: denoArgs(home, args),
     env: home.env,
     cwd: home.dir,
     stdin: stdin === undefined ? "null" : "piped",
@@ -87,7 +91,7 @@ export async function startServerProcess(
   timeoutMs = 30_000,
 ): Promise<ServerProcess> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: denoArgs(["serve"]),
+    args: denoArgs(home, ["serve"]),
     env: home.env,
     cwd: home.dir,
     stdin: "null",
