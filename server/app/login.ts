@@ -91,18 +91,22 @@ export class LoginService {
   async #byPassword(info: ConnectInfo): Promise<AuthResult> {
     const app = this.#app;
     const id = info.clientId;
-    // spec 5 锁定: while locked, reject without hashing.
-    if (app.loginLocks.check(id, info.remoteAddress)) {
-      return { ok: false, reason: "bad_credentials" };
-    }
+    // spec 5 锁定: while locked, reject without hashing. The slot is taken before argon2, so
+    // concurrent guesses cannot outnumber the failures still allowed (issue 18).
+    const attempt = app.loginLocks.begin(id, info.remoteAddress);
+    if (attempt === null) return { ok: false, reason: "bad_credentials" };
     const row = this.#row(id);
-    if (row === "error") return { ok: false, reason: "error" };
+    if (row === "error") {
+      attempt.release();
+      return { ok: false, reason: "error" };
+    }
     const ok = row !== null && row.enabled === 1 &&
       await app.pool.verify(row.login_hash, info.password);
     if (!ok) {
-      app.loginLocks.fail(id, info.remoteAddress);
+      attempt.fail();
       return { ok: false, reason: "bad_credentials" };
     }
+    attempt.release();
     const token = newSessionToken();
     // spec 12: re-hash with the current parameters after a successful check.
     const loginHash = app.pool.needsRehash(row.login_hash)

@@ -300,3 +300,58 @@ Deno.test("IP lockouts count each IP on its own", () => {
   assert.equal(l.check("203.0.113.10"), false);
   assert.equal(l.lockedUntil("203.0.113.9"), clock.now + 5 * MINUTE);
 });
+
+Deno.test("FailureLimiter counts attempts in flight, so no more than the limit can be checked at once", () => {
+  const clock = new FakeClock();
+  const l = new FailureLimiter({ maxFailures: 3, windowMs: 1000, lockMs: 1000, clock: clock.read });
+  l.recordFailure("k");
+  l.reserve("k");
+  assert.equal(l.hasRoom("k"), true, "one failure and one in flight leave one slot");
+  l.reserve("k");
+  assert.equal(l.hasRoom("k"), false, "one failure and two in flight fill the limit");
+  assert.equal(l.isLocked("k"), false, "full is not locked");
+  assert.equal(l.settle("k", false), false);
+  assert.equal(l.hasRoom("k"), true, "a released attempt frees its slot");
+  assert.equal(l.settle("k", true), false);
+  assert.equal(l.hasRoom("k"), true);
+  l.reserve("k");
+  assert.equal(l.settle("k", true), true, "the third failure locks");
+  assert.equal(l.hasRoom("k"), false);
+});
+
+Deno.test("an Attempt settles once and reserves under both login rules", () => {
+  const clock = new FakeClock();
+  const l = new LoginLockouts({ clock: clock.read });
+  const attempts = [];
+  for (let i = 0; i < 10; i++) {
+    const a = l.begin("e_1", "192.0.2.1");
+    assert.ok(a, `attempt ${i + 1} may start`);
+    attempts.push(a);
+  }
+  assert.equal(l.begin("e_1", "192.0.2.1"), null, "the eleventh concurrent attempt is refused");
+  assert.equal(l.check("e_1", "192.0.2.1"), false, "refused for being full, not locked");
+  assert.ok(l.begin("e_1", "192.0.2.2"), "another IP has its own slots");
+  attempts[0].release();
+  attempts[0].fail(); // ignored: already settled
+  const again = l.begin("e_1", "192.0.2.1");
+  assert.ok(again, "a released slot is free again");
+  attempts.push(again);
+  let locks = 0;
+  for (const a of attempts.slice(1)) if (a.fail()) locks++;
+  assert.equal(locks, 1, "the tenth failure locks, once");
+  assert.equal(l.check("e_1", "192.0.2.1"), true);
+});
+
+Deno.test("unlock() during attempts in flight lets them settle without locking again at once", () => {
+  const clock = new FakeClock();
+  const l = new IpLockouts({ clock: clock.read });
+  for (let i = 0; i < 9; i++) l.fail("203.0.113.9");
+  const a = l.begin("203.0.113.9");
+  assert.ok(a);
+  const t = new TalkLockouts({ clock: clock.read });
+  const b = t.begin("s", "b");
+  assert.ok(b);
+  t.clearTarget("b");
+  assert.equal(b.fail(), false, "one failure after the clear does not lock");
+  assert.equal(a.fail(), true);
+});

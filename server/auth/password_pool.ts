@@ -46,6 +46,7 @@ export class PasswordPool {
   #params: Argon2Params;
   #active = 0;
   #waiting: Array<() => void> = [];
+  #verifications = 0;
 
   constructor(opts: PasswordPoolOptions = {}) {
     const size = opts.size ?? navigator.hardwareConcurrency ?? 1;
@@ -70,6 +71,11 @@ export class PasswordPool {
     return this.#active;
   }
 
+  /** argon2 verifications run since start (a malformed hash runs none); for metrics and tests. */
+  get verifications(): number {
+    return this.#verifications;
+  }
+
   /** Hashes `password` with the current parameters and returns a PHC string. */
   hash(password: string): Promise<string> {
     return this.#run(() =>
@@ -89,7 +95,10 @@ export class PasswordPool {
   async verify(phc: string, password: string): Promise<boolean> {
     if (!phc.startsWith("$argon2")) return false;
     try {
-      return await this.#run(() => verify(phc, password));
+      return await this.#run(() => {
+        this.#verifications++;
+        return verify(phc, password);
+      });
     } catch {
       return false;
     }
