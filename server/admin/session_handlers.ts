@@ -44,7 +44,10 @@ export function sessionHandlers(d: AdminDeps) {
     let good: boolean;
     try {
       const phc = readSetting(app.reader, "admin_password_hash");
-      good = phc !== null && await app.pool.verify(phc, password) && otherwiseOk;
+      // Always one argon2 check, so a wrong username answers no faster than a wrong password.
+      good = phc !== null
+        ? await app.pool.verify(phc, password) && otherwiseOk
+        : await app.pool.verifyDummy(password);
     } catch (err) {
       attempt.release(); // a database error checked nothing
       throw err;

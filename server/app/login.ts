@@ -100,9 +100,11 @@ export class LoginService {
       attempt.release();
       return { ok: false, reason: "error" };
     }
-    const ok = row !== null && row.enabled === 1 &&
-      await app.pool.verify(row.login_hash, info.password);
-    if (!ok) {
+    // issue 18: an unknown or disabled id costs one argon2 check too, so timing tells nothing.
+    const ok = row !== null && row.enabled === 1
+      ? await app.pool.verify(row.login_hash, info.password)
+      : await app.pool.verifyDummy(info.password);
+    if (!ok || row === null) {
       attempt.fail();
       return { ok: false, reason: "bad_credentials" };
     }

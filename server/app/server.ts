@@ -106,12 +106,14 @@ export async function startServer(
       endpoints: recovered.endpoints,
     });
 
+    const pool = opts.pool ?? new PasswordPool();
+    await pool.dummyHash(); // made before serving, so no probe pays for it (issue 18)
     const app: App = {
       config,
       log,
       writer,
       reader,
-      pool: opts.pool ?? new PasswordPool(),
+      pool,
       loginLocks: new LoginLockouts({ clock }),
       talkLocks: new TalkLockouts({ clock }),
       registrationLocks: new IpLockouts({ clock }),

@@ -47,6 +47,7 @@ export class PasswordPool {
   #active = 0;
   #waiting: Array<() => void> = [];
   #verifications = 0;
+  #dummy: Promise<string> | null = null;
 
   constructor(opts: PasswordPoolOptions = {}) {
     const size = opts.size ?? navigator.hardwareConcurrency ?? 1;
@@ -102,6 +103,26 @@ export class PasswordPool {
     } catch {
       return false;
     }
+  }
+
+  /**
+   * A fixed hash of a random secret with the current parameters, made once. Checking a password
+   * against it costs what checking a real one costs (issue 18: unknown ids must not answer
+   * faster than known ones).
+   */
+  dummyHash(): Promise<string> {
+    this.#dummy ??= this.hash(crypto.randomUUID());
+    return this.#dummy;
+  }
+
+  /**
+   * Runs one argon2 check of `password` against {@linkcode dummyHash} and returns false. Use it
+   * where no real hash exists (unknown or disabled id), so the answer takes as long as a wrong
+   * password for a real one.
+   */
+  async verifyDummy(password: string): Promise<false> {
+    await this.verify(await this.dummyHash(), password);
+    return false;
   }
 
   /**
