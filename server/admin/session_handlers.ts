@@ -3,6 +3,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { sha256Hex } from "../auth/tokens.ts";
+import { ADMIN_PASSWORD_MAX, ADMIN_PASSWORD_MIN } from "../auth/admin_password.ts";
 import { readSetting } from "../app/settings.ts";
 import {
   clearedCookie,
@@ -17,9 +18,6 @@ import { httpFail, ok, readJson, reqString } from "./request.ts";
 
 /** spec 8: the username is always `admin`. */
 const ADMIN_USERNAME = "admin";
-/** spec 8: the admin password has at least 12 characters. */
-const ADMIN_PASSWORD_MIN = 12;
-const ADMIN_PASSWORD_MAX = 128;
 /** Longest password we hand to argon2 at all; longer ones are simply wrong. */
 const PASSWORD_INPUT_MAX = 1024;
 const COOKIE_BYTES = 32;
