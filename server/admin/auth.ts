@@ -6,7 +6,7 @@
  */
 import type { App } from "../app/app_context.ts";
 import type { HttpContext } from "../http/types.ts";
-import { type Attempt, IpLockouts } from "../auth/lockout.ts";
+import type { Attempt, IpLockouts } from "../auth/lockout.ts";
 import { sha256Hex } from "../auth/tokens.ts";
 import { adminSessionExpiry, apiTokenByHash, type TokenRow } from "../store/queries/admin.ts";
 import { readCookie, SESSION_COOKIE } from "./cookies.ts";
@@ -35,7 +35,7 @@ export class AdminAuth {
 
   constructor(app: App) {
     this.#app = app;
-    this.locks = new IpLockouts({ clock: app.clock });
+    this.locks = app.adminLocks;
   }
 
   /**
@@ -94,7 +94,7 @@ export class AdminAuth {
       throw err;
     }
     if (row === null || row.enabled !== 1) {
-      attempt.fail();
+      attempt.fail(row === null ? "wrong_api_token" : "disabled_api_token");
       throw httpFail("unauthorized", "API 令牌无效");
     }
     attempt.release();

@@ -37,6 +37,7 @@ export function sessionHandlers(d: AdminDeps) {
     password: string,
     otherwiseOk: boolean,
     message: string,
+    reason: "wrong_password" | "wrong_old_password",
   ): Promise<void> {
     const attempt = auth.begin(req.ctx);
     let good: boolean;
@@ -51,7 +52,7 @@ export function sessionHandlers(d: AdminDeps) {
       throw err;
     }
     if (!good) {
-      attempt.fail();
+      attempt.fail(otherwiseOk ? reason : "wrong_username");
       throw httpFail("unauthorized", message);
     }
     attempt.release();
@@ -63,7 +64,13 @@ export function sessionHandlers(d: AdminDeps) {
     const body = await readJson(ctx, ["username", "password"]);
     const username = reqString(body, "username", { max: 64 });
     const password = reqString(body, "password", { max: PASSWORD_INPUT_MAX });
-    await checkAdminPassword(req, password, username === ADMIN_USERNAME, "用户名或密码错误");
+    await checkAdminPassword(
+      req,
+      password,
+      username === ADMIN_USERNAME,
+      "用户名或密码错误",
+      "wrong_password",
+    );
     const token = randomBytes(COOKIE_BYTES).toString("base64url");
     const expiresAt = app.clock() + SESSION_TTL_MS;
     await writer.run("admin.session_create", { tokenHash: sha256Hex(token), expiresAt });
@@ -114,7 +121,7 @@ export function sessionHandlers(d: AdminDeps) {
       min: ADMIN_PASSWORD_MIN,
       max: ADMIN_PASSWORD_MAX,
     });
-    await checkAdminPassword(req, oldPassword, true, "旧密码错误");
+    await checkAdminPassword(req, oldPassword, true, "旧密码错误", "wrong_old_password");
     const passwordHash = await app.pool.hash(newPassword);
     await writer.run("admin.password_set", { passwordHash, keepSessionHash: actor.sessionHash });
     ok(ctx, {});

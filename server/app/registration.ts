@@ -84,7 +84,7 @@ export function registrationRoutes(app: App): Route[] {
       ? (json as Record<string, unknown>).registration_code
       : undefined;
     if (!code || typeof given !== "string" || !constantTimeEqualString(given, code)) {
-      attempt.fail();
+      attempt.fail(code ? "wrong_code" : "no_code_set");
       app.log.info("registration refused", { result: "registration_code_invalid", ip });
       return fail(ctx, "registration_code_invalid");
     }

@@ -33,7 +33,7 @@ export async function decideTalk(
   if (attempt === null) throw new ProtocolError("rate_limited");
   const ok = st.talkHash !== null && await app.pool.verify(st.talkHash, password);
   if (ok) attempt.release();
-  else attempt.fail();
+  else attempt.fail("wrong_password");
   return { verdict: ok ? "password_ok" : "password_wrong", expectedVersion: st.talkVersion };
 }
 

@@ -71,7 +71,7 @@ async function memberInputs(
       attempt.release();
       inputs.push({ id: m.id, verdict: "ok", talkVersion: st.talkVersion });
     } else {
-      attempt.fail();
+      attempt.fail("wrong_password");
       inputs.push({ id: m.id, verdict: "talk_password_invalid" });
     }
   }

@@ -83,7 +83,7 @@ const selfLoginPassword: Handler<"self.login_password"> = async ({ app, conn }, 
     throw err;
   }
   if (!ok) {
-    attempt.fail();
+    attempt.fail("wrong_old_password");
     throw new ProtocolError("unauthorized");
   }
   attempt.release();

@@ -23,7 +23,7 @@ const unlock: Handler<"unlock"> = async ({ app, conn }, frame) => {
     if (check === null) throw new ProtocolError("rate_limited");
     const ok = st.talkHash !== null && await app.pool.verify(st.talkHash, frame.talk_password);
     if (!ok) {
-      check.fail();
+      check.fail("wrong_password");
       throw new ProtocolError("talk_password_invalid");
     }
     check.release();
