@@ -6,7 +6,7 @@
  */
 import type { App } from "../app/app_context.ts";
 import type { HttpContext } from "../http/types.ts";
-import { IpLockouts } from "../auth/lockout.ts";
+import type { Attempt, IpLockouts } from "../auth/lockout.ts";
 import { sha256Hex } from "../auth/tokens.ts";
 import { adminSessionExpiry, apiTokenByHash, type TokenRow } from "../store/queries/admin.ts";
 import { readCookie, SESSION_COOKIE } from "./cookies.ts";
@@ -35,16 +35,19 @@ export class AdminAuth {
 
   constructor(app: App) {
     this.#app = app;
-    this.locks = new IpLockouts({ clock: app.clock });
+    this.locks = app.adminLocks;
   }
 
   /**
-   * Rejects with 429 `rate_limited` (and `Retry-After`) while `ip` is locked: no secret is
-   * checked then (spec 5).
+   * Takes a slot for one admin secret check from the caller's IP (spec 5 锁定), or throws 429
+   * `rate_limited` with `Retry-After` when the IP is locked or already has as many checks in
+   * flight as failures would still be allowed (issue 18). No secret is checked then.
    */
-  refuseIfLocked(ctx: HttpContext): void {
-    const until = this.locks.lockedUntil(ctx.peer.remoteAddress);
-    if (until === null) return;
+  begin(ctx: HttpContext): Attempt {
+    const ip = ctx.peer.remoteAddress;
+    const attempt = this.locks.begin(ip);
+    if (attempt !== null) return attempt;
+    const until = this.locks.lockedUntil(ip) ?? this.#app.clock();
     const seconds = Math.max(1, Math.ceil((until - this.#app.clock()) / 1000));
     ctx.res.setHeader("Retry-After", String(seconds));
     throw httpFail("rate_limited", "登录失败次数过多，已临时锁定");
@@ -81,13 +84,20 @@ export class AdminAuth {
   }
 
   #byToken(ctx: HttpContext, authz: string): Actor {
-    this.refuseIfLocked(ctx);
-    const m = /^Bearer +(\S+) *$/i.exec(authz);
-    const row = m === null ? null : apiTokenByHash(this.#app.reader, sha256Hex(m[1]));
+    const attempt = this.begin(ctx);
+    let row: TokenRow | null;
+    try {
+      const m = /^Bearer +(\S+) *$/i.exec(authz);
+      row = m === null ? null : apiTokenByHash(this.#app.reader, sha256Hex(m[1]));
+    } catch (err) {
+      attempt.release();
+      throw err;
+    }
     if (row === null || row.enabled !== 1) {
-      this.locks.fail(ctx.peer.remoteAddress);
+      attempt.fail(row === null ? "wrong_api_token" : "disabled_api_token");
       throw httpFail("unauthorized", "API 令牌无效");
     }
+    attempt.release();
     this.#touch(row);
     return { kind: "token", id: row.id, name: row.name };
   }

@@ -3,6 +3,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { sha256Hex } from "../auth/tokens.ts";
+import { ADMIN_PASSWORD_MAX, ADMIN_PASSWORD_MIN } from "../auth/admin_password.ts";
 import { readSetting } from "../app/settings.ts";
 import {
   clearedCookie,
@@ -17,9 +18,6 @@ import { httpFail, ok, readJson, reqString } from "./request.ts";
 
 /** spec 8: the username is always `admin`. */
 const ADMIN_USERNAME = "admin";
-/** spec 8: the admin password has at least 12 characters. */
-const ADMIN_PASSWORD_MIN = 12;
-const ADMIN_PASSWORD_MAX = 128;
 /** Longest password we hand to argon2 at all; longer ones are simply wrong. */
 const PASSWORD_INPUT_MAX = 1024;
 const COOKIE_BYTES = 32;
@@ -29,20 +27,50 @@ export function sessionHandlers(d: AdminDeps) {
   const { app, auth } = d;
   const writer = app.writer;
 
+  /**
+   * Checks `password` against the admin hash under the IP lockout (spec 5 锁定): the slot is
+   * taken before argon2, so concurrent guesses cannot outnumber the failures still allowed
+   * (issue 18). A wrong password or `otherwiseOk` false throws 401 with `message`.
+   */
+  async function checkAdminPassword(
+    req: AdminRequest,
+    password: string,
+    otherwiseOk: boolean,
+    message: string,
+    reason: "wrong_password" | "wrong_old_password",
+  ): Promise<void> {
+    const attempt = auth.begin(req.ctx);
+    let good: boolean;
+    try {
+      const phc = readSetting(app.reader, "admin_password_hash");
+      // Always one argon2 check, so a wrong username answers no faster than a wrong password.
+      good = phc !== null
+        ? await app.pool.verify(phc, password) && otherwiseOk
+        : await app.pool.verifyDummy(password);
+    } catch (err) {
+      attempt.release(); // a database error checked nothing
+      throw err;
+    }
+    if (!good) {
+      attempt.fail(otherwiseOk ? reason : "wrong_username");
+      throw httpFail("unauthorized", message);
+    }
+    attempt.release();
+  }
+
   /** POST /api/admin/login: IP lock first, then argon2 (spec 5 锁定: no hashing while locked). */
   async function login(req: AdminRequest): Promise<void> {
     const { ctx } = req;
-    auth.refuseIfLocked(ctx);
     const body = await readJson(ctx, ["username", "password"]);
     const username = reqString(body, "username", { max: 64 });
     const password = reqString(body, "password", { max: PASSWORD_INPUT_MAX });
-    const phc = readSetting(app.reader, "admin_password_hash");
-    const good = username === ADMIN_USERNAME && phc !== null &&
-      await app.pool.verify(phc, password);
-    if (!good) {
-      auth.locks.fail(ctx.peer.remoteAddress);
-      throw httpFail("unauthorized", "用户名或密码错误");
-    }
+    await checkAdminPassword(
+      req,
+      password,
+      username === ADMIN_USERNAME,
+      "用户名或密码错误",
+      "wrong_password",
+    );
     const token = randomBytes(COOKIE_BYTES).toString("base64url");
     const expiresAt = app.clock() + SESSION_TTL_MS;
     await writer.run("admin.session_create", { tokenHash: sha256Hex(token), expiresAt });
@@ -87,18 +115,13 @@ export function sessionHandlers(d: AdminDeps) {
     const { ctx } = req;
     const actor = req.actor!;
     if (actor.kind !== "session") throw httpFail("forbidden");
-    auth.refuseIfLocked(ctx);
     const body = await readJson(ctx, ["old_password", "new_password"]);
     const oldPassword = reqString(body, "old_password", { max: PASSWORD_INPUT_MAX });
     const newPassword = reqString(body, "new_password", {
       min: ADMIN_PASSWORD_MIN,
       max: ADMIN_PASSWORD_MAX,
     });
-    const phc = readSetting(app.reader, "admin_password_hash");
-    if (phc === null || !(await app.pool.verify(phc, oldPassword))) {
-      auth.locks.fail(ctx.peer.remoteAddress);
-      throw httpFail("unauthorized", "旧密码错误");
-    }
+    await checkAdminPassword(req, oldPassword, true, "旧密码错误", "wrong_old_password");
     const passwordHash = await app.pool.hash(newPassword);
     await writer.run("admin.password_set", { passwordHash, keepSessionHash: actor.sessionHash });
     ok(ctx, {});

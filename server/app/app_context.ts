@@ -5,6 +5,7 @@ import type { Writer } from "../store/writer.ts";
 import type { PasswordPool } from "../auth/password_pool.ts";
 import type { IpLockouts, LoginLockouts, TalkLockouts } from "../auth/lockout.ts";
 import type { RateLimiter } from "../auth/rate_limit.ts";
+import type { SecurityLog } from "../auth/security_log.ts";
 import type { Broker } from "../broker/types.ts";
 import type { ConnectionTable } from "./connections.ts";
 import type { Messaging } from "./messaging/effects.ts";
@@ -31,6 +32,10 @@ export interface App {
   readonly talkLocks: TalkLockouts;
   /** Registration-code failures per IP (spec 5 锁定, 6.9). */
   readonly registrationLocks: IpLockouts;
+  /** Admin password and API token failures per IP (spec 5 锁定, 8). */
+  readonly adminLocks: IpLockouts;
+  /** Security log lines and metrics (issue 18). */
+  readonly security: SecurityLog;
   /** Requests per endpoint, except ack and receipt_ack (spec 6.10). */
   readonly rate: RateLimiter;
   readonly conns: ConnectionTable;

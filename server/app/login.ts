@@ -62,21 +62,32 @@ export class LoginService {
     }
   }
 
+  /** Refuses a session token login, logged and counted but not locked (spec 5, issue 18). */
+  #tokenRefused(info: ConnectInfo, reason: string): AuthResult {
+    this.#app.security.failure("session_token", reason, {
+      endpoint: info.clientId,
+      ip: info.remoteAddress,
+    });
+    return { ok: false, reason: "bad_credentials" };
+  }
+
   #byToken(info: ConnectInfo): AuthResult {
     const app = this.#app;
     const row = this.#row(info.clientId);
     if (row === "error") return { ok: false, reason: "error" };
-    if (!row || !row.enabled || !row.session_hash) return { ok: false, reason: "bad_credentials" };
+    if (!row) return this.#tokenRefused(info, "unknown_id");
+    if (!row.enabled) return this.#tokenRefused(info, "disabled");
+    if (!row.session_hash) return this.#tokenRefused(info, "no_session");
     const hash = sha256Hex(info.password);
     if (!constantTimeEqualHex(hash, row.session_hash)) {
-      return { ok: false, reason: "bad_credentials" }; // spec 5: wrong tokens are not counted
+      return this.#tokenRefused(info, "wrong_token"); // spec 5: wrong tokens are not counted
     }
     const now = app.clock();
     const memUsed = this.#usedAt.get(row.id);
     const lastUsed = Math.max(row.session_used_at ?? 0, memUsed ?? 0);
     const idleDays = app.config.session_idle_days;
     if (idleDays > 0 && now - lastUsed > idleDays * DAY_MS) {
-      return { ok: false, reason: "bad_credentials" };
+      return this.#tokenRefused(info, "expired_token");
     }
     this.#usedAt.set(row.id, now);
     if (now - (row.session_used_at ?? 0) >= HOUR_MS) {
@@ -91,18 +102,24 @@ export class LoginService {
   async #byPassword(info: ConnectInfo): Promise<AuthResult> {
     const app = this.#app;
     const id = info.clientId;
-    // spec 5 锁定: while locked, reject without hashing.
-    if (app.loginLocks.check(id, info.remoteAddress)) {
-      return { ok: false, reason: "bad_credentials" };
-    }
+    // spec 5 锁定: while locked, reject without hashing. The slot is taken before argon2, so
+    // concurrent guesses cannot outnumber the failures still allowed (issue 18).
+    const attempt = app.loginLocks.begin(id, info.remoteAddress);
+    if (attempt === null) return { ok: false, reason: "bad_credentials" };
     const row = this.#row(id);
-    if (row === "error") return { ok: false, reason: "error" };
-    const ok = row !== null && row.enabled === 1 &&
-      await app.pool.verify(row.login_hash, info.password);
-    if (!ok) {
-      app.loginLocks.fail(id, info.remoteAddress);
+    if (row === "error") {
+      attempt.release();
+      return { ok: false, reason: "error" };
+    }
+    // issue 18: an unknown or disabled id costs one argon2 check too, so timing tells nothing.
+    const ok = row !== null && row.enabled === 1
+      ? await app.pool.verify(row.login_hash, info.password)
+      : await app.pool.verifyDummy(info.password);
+    if (!ok || row === null) {
+      attempt.fail(row === null ? "unknown_id" : row.enabled !== 1 ? "disabled" : "wrong_password");
       return { ok: false, reason: "bad_credentials" };
     }
+    attempt.release();
     const token = newSessionToken();
     // spec 12: re-hash with the current parameters after a successful check.
     const loginHash = app.pool.needsRehash(row.login_hash)

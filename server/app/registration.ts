@@ -72,7 +72,8 @@ export function registrationRoutes(app: App): Route[] {
       return fail(ctx, "busy");
     }
     if (enabled !== "true") return fail(ctx, "registration_closed");
-    if (app.registrationLocks.check(ip)) return fail(ctx, "rate_limited");
+    const attempt = app.registrationLocks.begin(ip);
+    if (attempt === null) return fail(ctx, "rate_limited");
     let json: unknown;
     try {
       json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(raw));
@@ -83,10 +84,11 @@ export function registrationRoutes(app: App): Route[] {
       ? (json as Record<string, unknown>).registration_code
       : undefined;
     if (!code || typeof given !== "string" || !constantTimeEqualString(given, code)) {
-      app.registrationLocks.fail(ip);
+      attempt.fail(code ? "wrong_code" : "no_code_set");
       app.log.info("registration refused", { result: "registration_code_invalid", ip });
       return fail(ctx, "registration_code_invalid");
     }
+    attempt.release();
     const body = parseBody(json);
     if (typeof body === "string") return fail(ctx, "bad_request", body);
     const problem = validateNewEndpoint({

@@ -15,6 +15,7 @@ import type { Broker } from "../broker/types.ts";
 import { PasswordPool } from "../auth/password_pool.ts";
 import { IpLockouts, LoginLockouts, TalkLockouts } from "../auth/lockout.ts";
 import { RateLimiter } from "../auth/rate_limit.ts";
+import { SecurityLog } from "../auth/security_log.ts";
 import { dbPath, ensureDataDir } from "./paths.ts";
 import { readSetting } from "./settings.ts";
 import type { App, PresenceView } from "./app_context.ts";
@@ -34,6 +35,9 @@ import { adminRoutes } from "../admin/routes.ts";
 import { metricsRoutes } from "../metrics/routes.ts";
 import { instrumentRoutes } from "../metrics/instrument.ts";
 import { observeAck, observeDuePush } from "../metrics/metrics.ts";
+
+/** How often ended lockouts are looked for and logged. */
+const LOCK_SWEEP_MS = 1000;
 
 /** A running NixMsg server: the listeners, the writer and the read connection. */
 export interface RunningServer {
@@ -106,15 +110,20 @@ export async function startServer(
       endpoints: recovered.endpoints,
     });
 
+    const pool = opts.pool ?? new PasswordPool();
+    await pool.dummyHash(); // made before serving, so no probe pays for it (issue 18)
+    const events = new SecurityLog(log);
     const app: App = {
       config,
       log,
       writer,
       reader,
-      pool: opts.pool ?? new PasswordPool(),
-      loginLocks: new LoginLockouts({ clock }),
-      talkLocks: new TalkLockouts({ clock }),
-      registrationLocks: new IpLockouts({ clock }),
+      pool,
+      loginLocks: new LoginLockouts({ clock, events }),
+      talkLocks: new TalkLockouts({ clock, events }),
+      registrationLocks: new IpLockouts({ clock, events, kind: "registration" }),
+      adminLocks: new IpLockouts({ clock, events, kind: "admin" }),
+      security: events,
       rate: new RateLimiter({ perSecond: config.limits.requests_per_second, clock }),
       conns: new ConnectionTable(),
       broker: null as unknown as Broker,
@@ -193,6 +202,12 @@ function running(
   messaging: MessagingRuntime,
 ): RunningServer {
   let closing: Promise<void> | null = null;
+  // Lock ends are logged when they are due, not when someone next asks (issue 18).
+  const sweeper = setInterval(() => {
+    for (const l of [app.loginLocks, app.talkLocks, app.registrationLocks, app.adminLocks]) {
+      l.sweep();
+    }
+  }, LOCK_SWEEP_MS);
   return {
     config,
     listeners,
@@ -203,6 +218,7 @@ function running(
     close() {
       // spec 7.8: stop accepting, let queued writes commit (bounded), then drop connections.
       closing ??= (async () => {
+        clearInterval(sweeper);
         await listeners.close();
         mqtt.stop();
         messaging.stop();

@@ -28,9 +28,12 @@ export async function decideTalk(
   if (!st.needsPassword || !password) {
     return { verdict: "no_password", expectedVersion: st.talkVersion };
   }
-  if (app.talkLocks.check(senderId, targetId)) throw new ProtocolError("rate_limited");
+  // spec 5 锁定; the slot is taken before argon2 so concurrent guesses stay within the rule.
+  const attempt = app.talkLocks.begin(senderId, targetId);
+  if (attempt === null) throw new ProtocolError("rate_limited");
   const ok = st.talkHash !== null && await app.pool.verify(st.talkHash, password);
-  if (!ok) app.talkLocks.fail(senderId, targetId);
+  if (ok) attempt.release();
+  else attempt.fail("wrong_password");
   return { verdict: ok ? "password_ok" : "password_wrong", expectedVersion: st.talkVersion };
 }
 

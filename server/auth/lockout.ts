@@ -1,136 +1,36 @@
-/** Options for {@linkcode FailureLimiter}. */
-export interface FailureLimiterOptions {
-  /** Failures within the window that lock the key. */
-  maxFailures: number;
-  /** Length of the sliding window, in ms. */
-  windowMs: number;
-  /** How long a lock lasts, in ms. */
-  lockMs: number;
-  /** Milliseconds now; defaults to `Date.now`. */
-  clock?: () => number;
-  /** Most keys remembered; the least recently touched is dropped beyond it. Default 100000. */
-  maxKeys?: number;
-}
+import { FailureLimiter, type UnlockReason } from "./failure_limiter.ts";
 
-interface Entry {
-  /** Times of the failures still inside the window, oldest first. */
-  failures: number[];
-  /** When the lock ends; 0 when not locked. */
-  lockedUntil: number;
+export {
+  FailureLimiter,
+  type FailureLimiterOptions,
+  type UnlockReason,
+} from "./failure_limiter.ts";
+
+/** The lockout families of spec 5 "锁定", as logged and counted. */
+export type LockKind = "login" | "talk" | "admin" | "registration";
+/** Which rule of a family locked: per pair, per endpoint, per talk target, per IP. */
+export type LockRule = "pair" | "endpoint" | "target" | "ip";
+
+/** Who a lockout event is about; only the fields that apply are set. Never a secret. */
+export interface LockSubject {
+  endpoint?: string;
+  ip?: string;
+  sender?: string;
+  target?: string;
 }
 
 /**
- * Counts failures per key in a sliding window and locks a key for a while once it reaches the
- * limit (spec 5 "锁定"). State is in memory only and starts empty on every restart. After a lock
- * ends the count starts from zero.
- *
- * @example
- * ```ts
- * const limiter = new FailureLimiter({ maxFailures: 10, windowMs: 300_000, lockMs: 300_000 });
- * if (limiter.isLocked(ip)) return reject();
- * if (!passwordOk) limiter.recordFailure(ip);
- * ```
+ * Receives what the lockouts see, for logs and metrics (issue 18): every failed or refused
+ * secret check, and every lock start and end.
  */
-export class FailureLimiter {
-  #max: number;
-  #windowMs: number;
-  #lockMs: number;
-  #clock: () => number;
-  #maxKeys: number;
-  // Map order is the order keys were last touched, so the first key is the one to evict.
-  #entries = new Map<string, Entry>();
-
-  constructor(opts: FailureLimiterOptions) {
-    for (const name of ["maxFailures", "windowMs", "lockMs"] as const) {
-      if (!Number.isFinite(opts[name]) || opts[name] <= 0) {
-        throw new RangeError(`Cannot create failure limiter: ${name} must be positive`);
-      }
-    }
-    const maxKeys = opts.maxKeys ?? 100_000;
-    if (!Number.isInteger(maxKeys) || maxKeys < 1) {
-      throw new RangeError("Cannot create failure limiter: maxKeys must be a positive integer");
-    }
-    this.#max = opts.maxFailures;
-    this.#windowMs = opts.windowMs;
-    this.#lockMs = opts.lockMs;
-    this.#clock = opts.clock ?? Date.now;
-    this.#maxKeys = maxKeys;
-  }
-
-  /** Whether `key` is locked now; a locked key is rejected without hashing (spec 5). */
-  isLocked(key: string): boolean {
-    return this.lockedUntil(key) !== null;
-  }
-
-  /** When the lock on `key` ends (ms, same clock), or null when it is not locked. */
-  lockedUntil(key: string): number | null {
-    const entry = this.#entries.get(key);
-    if (!entry || entry.lockedUntil === 0) return null;
-    if (this.#clock() < entry.lockedUntil) return entry.lockedUntil;
-    // The lock is over; the failures were cleared when it began, so nothing is left.
-    this.#entries.delete(key);
-    return null;
-  }
-
+export interface LockoutEvents {
   /**
-   * Counts one failure for `key`. Returns true when this failure reached the limit and locked
-   * the key. A failure reported while the key is already locked is not counted.
+   * A secret check failed (`reason` from the caller, such as `wrong_password`), or was refused
+   * unchecked: `locked`, or `busy` when as many checks are in flight as failures are left.
    */
-  recordFailure(key: string): boolean {
-    const now = this.#clock();
-    let entry = this.#entries.get(key);
-    if (entry) {
-      this.#entries.delete(key);
-      if (entry.lockedUntil !== 0) {
-        if (now < entry.lockedUntil) {
-          this.#entries.set(key, entry);
-          return false;
-        }
-        entry = { failures: [], lockedUntil: 0 };
-      }
-    } else {
-      entry = { failures: [], lockedUntil: 0 };
-      this.#evictFor(1);
-    }
-    const cutoff = now - this.#windowMs;
-    let stale = 0;
-    while (stale < entry.failures.length && entry.failures[stale] <= cutoff) stale++;
-    if (stale > 0) entry.failures.splice(0, stale);
-    entry.failures.push(now);
-    let locked = false;
-    if (entry.failures.length >= this.#max) {
-      entry.failures = [];
-      entry.lockedUntil = now + this.#lockMs;
-      locked = true;
-    }
-    this.#entries.set(key, entry);
-    return locked;
-  }
-
-  /** Forgets the failures and any lock of `key`. */
-  clear(key: string): void {
-    this.#entries.delete(key);
-  }
-
-  /** Forgets every key that starts with `prefix`; a scan over all keys, for rare admin use. */
-  clearPrefix(prefix: string): void {
-    for (const key of this.#entries.keys()) {
-      if (key.startsWith(prefix)) this.#entries.delete(key);
-    }
-  }
-
-  /** Keys remembered now, for metrics and tests. */
-  get size(): number {
-    return this.#entries.size;
-  }
-
-  #evictFor(incoming: number): void {
-    while (this.#entries.size + incoming > this.#maxKeys) {
-      const oldest = this.#entries.keys().next();
-      if (oldest.done) return;
-      this.#entries.delete(oldest.value);
-    }
-  }
+  failure(kind: LockKind, reason: string, who: LockSubject): void;
+  lockStarted(kind: LockKind, rule: LockRule, who: LockSubject, until: number): void;
+  lockEnded(kind: LockKind, rule: LockRule, who: LockSubject, reason: UnlockReason): void;
 }
 
 /** Options shared by the lockout bundles below. */
@@ -139,6 +39,20 @@ export interface LockoutOptions {
   clock?: () => number;
   /** Most keys each underlying limiter remembers. Default 100000. */
   maxKeys?: number;
+  /** Where failures and lock starts and ends are reported; default nowhere. */
+  events?: LockoutEvents;
+}
+
+/**
+ * One secret check that holds a slot under every rule that applies to it. Settle it exactly once:
+ * `fail()` when the secret was wrong, `release()` otherwise (right secret, or an internal error
+ * that checked nothing). Later calls do nothing.
+ */
+export interface Attempt {
+  /** Counts the wrong secret under every rule and reports `reason`; true when it locked. */
+  fail(reason?: string): boolean;
+  /** Frees the slot without counting a failure. */
+  release(): void;
 }
 
 const MINUTE = 60_000;
@@ -152,6 +66,62 @@ const TOTAL_RULE = { maxFailures: 50, windowMs: HOUR, lockMs: HOUR };
 // Ids and IPs never contain NUL, so "a\0" cannot be the prefix of a key that belongs to "ab".
 const SEP = "\u0000";
 
+function splitKey(key: string): [string, string] {
+  const i = key.indexOf(SEP);
+  return [key.slice(0, i), key.slice(i + 1)];
+}
+
+/** A limiter for one rule whose lock starts and ends go to `opts.events`. */
+function ruleLimiter(
+  rule: typeof PAIR_RULE,
+  opts: LockoutOptions,
+  kind: LockKind,
+  name: LockRule,
+  who: (key: string) => LockSubject,
+): FailureLimiter {
+  const ev = opts.events;
+  return new FailureLimiter({
+    ...rule,
+    clock: opts.clock,
+    maxKeys: opts.maxKeys,
+    onLock: ev && ((key, until) => ev.lockStarted(kind, name, who(key), until)),
+    onUnlock: ev && ((key, reason) => ev.lockEnded(kind, name, who(key), reason)),
+  });
+}
+
+/**
+ * Reserves a slot for one attempt under every (limiter, key) pair at once, or none when any of
+ * them is locked or full (issue 18: no more checks than the rule allows, even concurrently).
+ */
+function begin(
+  rules: ReadonlyArray<readonly [FailureLimiter, string]>,
+  kind: LockKind,
+  who: LockSubject,
+  events: LockoutEvents | undefined,
+): Attempt | null {
+  if (!rules.every(([limiter, key]) => limiter.hasRoom(key))) {
+    const locked = rules.some(([limiter, key]) => limiter.isLocked(key));
+    events?.failure(kind, locked ? "locked" : "busy", who);
+    return null;
+  }
+  for (const [limiter, key] of rules) limiter.reserve(key);
+  let settled = false;
+  const settle = (failed: boolean): boolean => {
+    if (settled) return false;
+    settled = true;
+    let locked = false;
+    for (const [limiter, key] of rules) locked = limiter.settle(key, failed) || locked;
+    return locked;
+  };
+  return {
+    fail: (reason = "wrong_secret") => {
+      if (!settled) events?.failure(kind, reason, who);
+      return settle(true);
+    },
+    release: () => void settle(false),
+  };
+}
+
 /**
  * The two login password rules of spec 5 "锁定": per endpoint + source IP, 10 failures in
  * 5 minutes lock that pair for 5 minutes; per endpoint, 50 failures in 1 hour stop password
@@ -161,20 +131,29 @@ const SEP = "\u0000";
  * @example
  * ```ts
  * const lockouts = new LoginLockouts();
- * if (lockouts.check(id, ip)) return refuse(); // no argon2 while locked
- * if (!(await pool.verify(phc, password))) lockouts.fail(id, ip);
+ * const attempt = lockouts.begin(id, ip);
+ * if (attempt === null) return refuse(); // locked or full: no argon2
+ * if (await pool.verify(phc, password)) attempt.release();
+ * else attempt.fail("wrong_password");
  * ```
  */
 export class LoginLockouts {
   #pair: FailureLimiter;
   #endpoint: FailureLimiter;
+  #events: LockoutEvents | undefined;
 
   constructor(opts: LockoutOptions = {}) {
-    this.#pair = new FailureLimiter({ ...PAIR_RULE, ...opts });
-    this.#endpoint = new FailureLimiter({ ...TOTAL_RULE, ...opts });
+    this.#pair = ruleLimiter(PAIR_RULE, opts, "login", "pair", (key) => {
+      const [endpoint, ip] = splitKey(key);
+      return { endpoint, ip };
+    });
+    this.#endpoint = ruleLimiter(TOTAL_RULE, opts, "login", "endpoint", (endpoint) => ({
+      endpoint,
+    }));
+    this.#events = opts.events;
   }
 
-  /** True when a password login for `endpointId` from `ip` must be refused without hashing. */
+  /** True when a password login for `endpointId` from `ip` is locked. */
   check(endpointId: string, ip: string): boolean {
     return this.#endpoint.isLocked(endpointId) || this.#pair.isLocked(endpointId + SEP + ip);
   }
@@ -188,20 +167,34 @@ export class LoginLockouts {
   }
 
   /**
-   * Counts a wrong login password under both rules (spec 5, and 6.6 for a wrong old password).
-   * Returns true when this failure started a lock. Not counted while `check` is true.
+   * Starts one password check for `endpointId` from `ip` (spec 5, and 6.6 for an old password),
+   * or returns null when it must be refused without hashing: locked, or as many checks in flight
+   * as failures would still be allowed.
    */
-  fail(endpointId: string, ip: string): boolean {
-    if (this.check(endpointId, ip)) return false;
-    const pair = this.#pair.recordFailure(endpointId + SEP + ip);
-    const total = this.#endpoint.recordFailure(endpointId);
-    return pair || total;
+  begin(endpointId: string, ip: string): Attempt | null {
+    return begin(
+      [[this.#pair, endpointId + SEP + ip], [this.#endpoint, endpointId]],
+      "login",
+      { endpoint: endpointId, ip },
+      this.#events,
+    );
+  }
+
+  /** Counts one wrong password checked without {@linkcode begin}; true when it started a lock. */
+  fail(endpointId: string, ip: string, reason = "wrong_password"): boolean {
+    return this.begin(endpointId, ip)?.fail(reason) ?? false;
   }
 
   /** Clears both kinds of lock and their counts for `endpointId` (spec 8 `unlock`). */
   unlock(endpointId: string): void {
     this.#endpoint.clear(endpointId);
     this.#pair.clearPrefix(endpointId + SEP);
+  }
+
+  /** Ends the locks whose time is over and reports them. */
+  sweep(): void {
+    this.#pair.sweep();
+    this.#endpoint.sweep();
   }
 }
 
@@ -213,10 +206,15 @@ export class LoginLockouts {
 export class TalkLockouts {
   #pair: FailureLimiter;
   #target: FailureLimiter;
+  #events: LockoutEvents | undefined;
 
   constructor(opts: LockoutOptions = {}) {
-    this.#pair = new FailureLimiter({ ...PAIR_RULE, ...opts });
-    this.#target = new FailureLimiter({ ...TOTAL_RULE, ...opts });
+    this.#pair = ruleLimiter(PAIR_RULE, opts, "talk", "pair", (key) => {
+      const [target, sender] = splitKey(key);
+      return { sender, target };
+    });
+    this.#target = ruleLimiter(TOTAL_RULE, opts, "talk", "target", (target) => ({ target }));
+    this.#events = opts.events;
   }
 
   /** True when `sender` may not try a talk password of `target` now. */
@@ -224,12 +222,19 @@ export class TalkLockouts {
     return this.#target.isLocked(target) || this.#pair.isLocked(target + SEP + sender);
   }
 
-  /** Counts a wrong talk password; true when it started a lock. Not counted while locked. */
-  fail(sender: string, target: string): boolean {
-    if (this.check(sender, target)) return false;
-    const pair = this.#pair.recordFailure(target + SEP + sender);
-    const total = this.#target.recordFailure(target);
-    return pair || total;
+  /** Starts one talk password check, or null when it must be answered `rate_limited`. */
+  begin(sender: string, target: string): Attempt | null {
+    return begin(
+      [[this.#pair, target + SEP + sender], [this.#target, target]],
+      "talk",
+      { sender, target },
+      this.#events,
+    );
+  }
+
+  /** Counts one wrong talk password checked without {@linkcode begin}; true when it locked. */
+  fail(sender: string, target: string, reason = "wrong_password"): boolean {
+    return this.begin(sender, target)?.fail(reason) ?? false;
   }
 
   /** Clears every count and lock about `target`, when it changes its talk password (spec 5). */
@@ -237,6 +242,18 @@ export class TalkLockouts {
     this.#target.clear(target);
     this.#pair.clearPrefix(target + SEP);
   }
+
+  /** Ends the locks whose time is over and reports them. */
+  sweep(): void {
+    this.#pair.sweep();
+    this.#target.sweep();
+  }
+}
+
+/** Options of {@linkcode IpLockouts}. */
+export interface IpLockoutOptions extends LockoutOptions {
+  /** What the secret is, for the events: the admin password or API tokens, or registration. */
+  kind: "admin" | "registration";
 }
 
 /**
@@ -246,12 +263,16 @@ export class TalkLockouts {
  */
 export class IpLockouts {
   #ip: FailureLimiter;
+  #kind: "admin" | "registration";
+  #events: LockoutEvents | undefined;
 
-  constructor(opts: LockoutOptions = {}) {
-    this.#ip = new FailureLimiter({ ...PAIR_RULE, ...opts });
+  constructor(opts: IpLockoutOptions) {
+    this.#ip = ruleLimiter(PAIR_RULE, opts, opts.kind, "ip", (ip) => ({ ip }));
+    this.#kind = opts.kind;
+    this.#events = opts.events;
   }
 
-  /** True when `ip` must be refused without checking the secret. */
+  /** True when `ip` is locked. */
   check(ip: string): boolean {
     return this.#ip.isLocked(ip);
   }
@@ -261,9 +282,19 @@ export class IpLockouts {
     return this.#ip.lockedUntil(ip);
   }
 
-  /** Counts a wrong secret from `ip`; true when it started a lock. */
-  fail(ip: string): boolean {
-    return this.#ip.recordFailure(ip);
+  /** Starts one secret check from `ip`, or null when it must be refused without checking. */
+  begin(ip: string): Attempt | null {
+    return begin([[this.#ip, ip]], this.#kind, { ip }, this.#events);
+  }
+
+  /** Counts a wrong secret checked without {@linkcode begin}; true when it started a lock. */
+  fail(ip: string, reason = "wrong_secret"): boolean {
+    return this.begin(ip)?.fail(reason) ?? false;
+  }
+
+  /** Ends the locks whose time is over and reports them. */
+  sweep(): void {
+    this.#ip.sweep();
   }
 }
 

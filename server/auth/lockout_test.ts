@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { FailureLimiter, IpLockouts, LoginLockouts, TalkLockouts } from "./lockout.ts";
+import {
+  FailureLimiter,
+  IpLockouts,
+  type LockoutEvents,
+  LoginLockouts,
+  TalkLockouts,
+} from "./lockout.ts";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -89,7 +95,7 @@ const RULES: Rule[] = [
     windowMs: 5 * MINUTE,
     lockMs: 5 * MINUTE,
     make(clock) {
-      const l = new IpLockouts({ clock });
+      const l = new IpLockouts({ clock, kind: "admin" });
       return { fail: () => l.fail("203.0.113.9"), check: () => l.check("203.0.113.9") };
     },
   },
@@ -294,9 +300,123 @@ Deno.test("clearTarget() ends every talk password lock on that target", () => {
 
 Deno.test("IP lockouts count each IP on its own", () => {
   const clock = new FakeClock();
-  const l = new IpLockouts({ clock: clock.read });
+  const l = new IpLockouts({ clock: clock.read, kind: "admin" });
   for (let i = 0; i < 10; i++) l.fail("203.0.113.9");
   assert.equal(l.check("203.0.113.9"), true);
   assert.equal(l.check("203.0.113.10"), false);
   assert.equal(l.lockedUntil("203.0.113.9"), clock.now + 5 * MINUTE);
+});
+
+Deno.test("FailureLimiter counts attempts in flight, so no more than the limit can be checked at once", () => {
+  const clock = new FakeClock();
+  const l = new FailureLimiter({ maxFailures: 3, windowMs: 1000, lockMs: 1000, clock: clock.read });
+  l.recordFailure("k");
+  l.reserve("k");
+  assert.equal(l.hasRoom("k"), true, "one failure and one in flight leave one slot");
+  l.reserve("k");
+  assert.equal(l.hasRoom("k"), false, "one failure and two in flight fill the limit");
+  assert.equal(l.isLocked("k"), false, "full is not locked");
+  assert.equal(l.settle("k", false), false);
+  assert.equal(l.hasRoom("k"), true, "a released attempt frees its slot");
+  assert.equal(l.settle("k", true), false);
+  assert.equal(l.hasRoom("k"), true);
+  l.reserve("k");
+  assert.equal(l.settle("k", true), true, "the third failure locks");
+  assert.equal(l.hasRoom("k"), false);
+});
+
+Deno.test("an Attempt settles once and reserves under both login rules", () => {
+  const clock = new FakeClock();
+  const l = new LoginLockouts({ clock: clock.read });
+  const attempts = [];
+  for (let i = 0; i < 10; i++) {
+    const a = l.begin("e_1", "192.0.2.1");
+    assert.ok(a, `attempt ${i + 1} may start`);
+    attempts.push(a);
+  }
+  assert.equal(l.begin("e_1", "192.0.2.1"), null, "the eleventh concurrent attempt is refused");
+  assert.equal(l.check("e_1", "192.0.2.1"), false, "refused for being full, not locked");
+  assert.ok(l.begin("e_1", "192.0.2.2"), "another IP has its own slots");
+  attempts[0].release();
+  attempts[0].fail(); // ignored: already settled
+  const again = l.begin("e_1", "192.0.2.1");
+  assert.ok(again, "a released slot is free again");
+  attempts.push(again);
+  let locks = 0;
+  for (const a of attempts.slice(1)) if (a.fail()) locks++;
+  assert.equal(locks, 1, "the tenth failure locks, once");
+  assert.equal(l.check("e_1", "192.0.2.1"), true);
+});
+
+Deno.test("unlock() during attempts in flight lets them settle without locking again at once", () => {
+  const clock = new FakeClock();
+  const l = new IpLockouts({ clock: clock.read, kind: "admin" });
+  for (let i = 0; i < 9; i++) l.fail("203.0.113.9");
+  const a = l.begin("203.0.113.9");
+  assert.ok(a);
+  const t = new TalkLockouts({ clock: clock.read });
+  const b = t.begin("s", "b");
+  assert.ok(b);
+  t.clearTarget("b");
+  assert.equal(b.fail(), false, "one failure after the clear does not lock");
+  assert.equal(a.fail(), true);
+});
+
+/** Records lockout events as short strings. */
+function recorder(): { events: LockoutEvents; seen: string[] } {
+  const seen: string[] = [];
+  const fmt = (who: Record<string, string | undefined>) =>
+    Object.entries(who).map(([k, v]) => `${k}=${v}`).join(",");
+  return {
+    seen,
+    events: {
+      failure: (kind, reason, who) => seen.push(`fail ${kind} ${reason} ${fmt({ ...who })}`),
+      lockStarted: (kind, rule, who) => seen.push(`start ${kind} ${rule} ${fmt({ ...who })}`),
+      lockEnded: (kind, rule, who, reason) =>
+        seen.push(`end ${kind} ${rule} ${fmt({ ...who })} ${reason}`),
+    },
+  };
+}
+
+Deno.test("login lockouts report each failure, each refusal and the lock start, and sweep() reports the end when it is due", () => {
+  const clock = new FakeClock();
+  const { events, seen } = recorder();
+  const l = new LoginLockouts({ clock: clock.read, events });
+  for (let i = 0; i < 10; i++) l.fail("e_1", "192.0.2.1", i === 0 ? "unknown_id" : undefined);
+  assert.equal(l.begin("e_1", "192.0.2.1"), null);
+  assert.deepEqual(seen, [
+    "fail login unknown_id endpoint=e_1,ip=192.0.2.1",
+    ...Array(9).fill("fail login wrong_password endpoint=e_1,ip=192.0.2.1"),
+    "start login pair endpoint=e_1,ip=192.0.2.1",
+    "fail login locked endpoint=e_1,ip=192.0.2.1",
+  ]);
+  seen.length = 0;
+  clock.advance(5 * MINUTE - 1);
+  l.sweep();
+  assert.deepEqual(seen, [], "not due yet");
+  clock.advance(1);
+  l.sweep();
+  l.sweep();
+  assert.deepEqual(seen, ["end login pair endpoint=e_1,ip=192.0.2.1 expired"], "reported once");
+});
+
+Deno.test("a full but unlocked rule is reported as busy; clearing a lock reports it ended as cleared", () => {
+  const clock = new FakeClock();
+  const { events, seen } = recorder();
+  const t = new TalkLockouts({ clock: clock.read, events });
+  const held = Array.from({ length: 10 }, () => t.begin("s", "b"));
+  assert.equal(t.begin("s", "b"), null);
+  assert.equal(seen.at(-1), "fail talk busy sender=s,target=b");
+  for (const a of held) a!.fail("wrong_password");
+  assert.equal(seen.at(-1), "start talk pair sender=s,target=b");
+  t.clearTarget("b");
+  assert.equal(seen.at(-1), "end talk pair sender=s,target=b cleared");
+  const ip = new IpLockouts({ clock: clock.read, events, kind: "registration" });
+  for (let i = 0; i < 10; i++) ip.fail("203.0.113.9", "wrong_code");
+  assert.equal(seen.at(-1), "start registration ip ip=203.0.113.9");
+  clock.advance(5 * MINUTE);
+  assert.equal(ip.check("203.0.113.9"), false);
+  assert.equal(seen.at(-1), "end registration ip ip=203.0.113.9 expired", "a lazy end is reported");
+  ip.sweep();
+  assert.equal(seen.filter((x) => x.startsWith("end registration")).length, 1);
 });

@@ -46,6 +46,8 @@ export class PasswordPool {
   #params: Argon2Params;
   #active = 0;
   #waiting: Array<() => void> = [];
+  #verifications = 0;
+  #dummy: Promise<string> | null = null;
 
   constructor(opts: PasswordPoolOptions = {}) {
     const size = opts.size ?? navigator.hardwareConcurrency ?? 1;
@@ -70,6 +72,11 @@ export class PasswordPool {
     return this.#active;
   }
 
+  /** argon2 verifications run since start (a malformed hash runs none); for metrics and tests. */
+  get verifications(): number {
+    return this.#verifications;
+  }
+
   /** Hashes `password` with the current parameters and returns a PHC string. */
   hash(password: string): Promise<string> {
     return this.#run(() =>
@@ -89,10 +96,33 @@ export class PasswordPool {
   async verify(phc: string, password: string): Promise<boolean> {
     if (!phc.startsWith("$argon2")) return false;
     try {
-      return await this.#run(() => verify(phc, password));
+      return await this.#run(() => {
+        this.#verifications++;
+        return verify(phc, password);
+      });
     } catch {
       return false;
     }
+  }
+
+  /**
+   * A fixed hash of a random secret with the current parameters, made once. Checking a password
+   * against it costs what checking a real one costs (issue 18: unknown ids must not answer
+   * faster than known ones).
+   */
+  dummyHash(): Promise<string> {
+    this.#dummy ??= this.hash(crypto.randomUUID());
+    return this.#dummy;
+  }
+
+  /**
+   * Runs one argon2 check of `password` against {@linkcode dummyHash} and returns false. Use it
+   * where no real hash exists (unknown or disabled id), so the answer takes as long as a wrong
+   * password for a real one.
+   */
+  async verifyDummy(password: string): Promise<false> {
+    await this.verify(await this.dummyHash(), password);
+    return false;
   }
 
   /**

@@ -112,3 +112,15 @@ Deno.test("the pool constructor rejects a size or cost that is not a positive in
   assert.throws(() => new PasswordPool({ params: { memoryCost: 0, timeCost: 1 } }), RangeError);
   assert.ok(new PasswordPool().active === 0);
 });
+
+Deno.test("verifyDummy() runs one real argon2 check with the current parameters and is always false", async () => {
+  const pool = new PasswordPool({ params: { memoryCost: 1024, timeCost: 1 } });
+  const dummy = await pool.dummyHash();
+  assert.match(dummy, /^\$argon2id\$v=19\$m=1024,t=1,p=1\$/);
+  assert.equal(pool.needsRehash(dummy), false, "same cost as a real hash");
+  assert.equal(await pool.dummyHash(), dummy, "made once");
+  const before = pool.verifications;
+  assert.equal(await pool.verifyDummy("anything"), false);
+  assert.equal(await pool.verifyDummy(""), false);
+  assert.equal(pool.verifications - before, 2);
+});

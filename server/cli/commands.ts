@@ -7,10 +7,11 @@ import { dbPath, ensureDataDir } from "../app/paths.ts";
 import { migrate } from "../store/migrations.ts";
 import { openDb } from "../store/db.ts";
 import { backupDatabase } from "../store/backup.ts";
-import { setSetting } from "../store/ops/settings.ts";
+import { setAdminPassword } from "../store/ops/admin.ts";
 import { readSetting } from "../app/settings.ts";
 import { PasswordPool } from "../auth/password_pool.ts";
 import { randomPassword } from "../auth/generate.ts";
+import { adminPasswordProblem } from "../auth/admin_password.ts";
 import { type ParsedArgs, UsageError } from "./args.ts";
 import { readNewPassword } from "./prompt.ts";
 import { healthcheck } from "./healthcheck.ts";
@@ -32,7 +33,6 @@ export interface Command {
 }
 
 const ADMIN_PASSWORD_LENGTH = 20; // spec 8
-const ADMIN_PASSWORD_MIN = 12; // spec 8
 
 async function configOrExit(io: Io): Promise<Config | null> {
   try {
@@ -52,11 +52,25 @@ async function openMigrated(config: Config): Promise<ReturnType<typeof openDb>> 
   return openDb(path, { synchronous: config.sqlite_synchronous });
 }
 
-async function storeAdminPassword(config: Config, password: string): Promise<void> {
+/**
+ * Stores a new admin password hash and ends every admin web session in one transaction, as the
+ * API's password change does (spec 8): a leaked password or cookie stops working at once, even
+ * while the server runs (it looks sessions up on every request). Returns the sessions ended.
+ */
+async function storeAdminPassword(config: Config, password: string): Promise<number> {
   const phc = await new PasswordPool({ size: 1 }).hash(password);
   const db = await openMigrated(config);
   try {
-    setSetting(db, { key: "admin_password_hash", value: phc }, Date.now());
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      // No session hash is "", so every session ends.
+      const r = setAdminPassword(db, { passwordHash: phc, keepSessionHash: "" }, Date.now());
+      db.exec("COMMIT");
+      return r.sessionsEnded;
+    } catch (err) {
+      db.exec("ROLLBACK");
+      throw err;
+    }
   } finally {
     db.close();
   }
@@ -158,9 +172,9 @@ export const commands: Record<string, Command> = {
   "admin set-password": {
     usage: "nixmsg admin set-password [--generate]",
     summary: "Replace the admin password",
-    help:
-      "Reads the new admin password (at least 12 characters) from the terminal without echo,\n" +
-      "or the first line of standard input when it is not a terminal.\n" +
+    help: "Reads the new admin password (12 to 128 characters) from the terminal without echo,\n" +
+      "or the first line of standard input when it is not a terminal. Every admin web\n" +
+      "session ends, also on a running server; API tokens stay valid.\n" +
       "  --generate   create a random 20-character password and print it once instead",
     async run(args, io) {
       const config = await configOrExit(io);
@@ -173,13 +187,15 @@ export const commands: Record<string, Command> = {
         if (read === null) return 1;
         password = read;
       }
-      if (password.length < ADMIN_PASSWORD_MIN) {
-        io.err(`The admin password must have at least ${ADMIN_PASSWORD_MIN} characters`);
+      const problem = adminPasswordProblem(password);
+      if (problem !== null) {
+        io.err(problem);
         return 1;
       }
-      await storeAdminPassword(config, password);
+      const ended = await storeAdminPassword(config, password);
       if (args.flags.has("generate")) io.out(`New admin password (shown once): ${password}`);
       else io.out("Admin password changed.");
+      io.out(`Admin web sessions ended: ${ended}.`);
       return 0;
     },
   },

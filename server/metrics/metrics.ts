@@ -46,6 +46,30 @@ const httpRequests = new Counter({
   registers: [shared],
 });
 
+const authFailures = new Counter({
+  name: "nixmsg_auth_failures_total",
+  help: "Failed or refused secret checks by kind (login, talk, admin, registration, " +
+    "session_token) and reason",
+  labelNames: ["kind", "reason"] as const,
+  registers: [shared],
+});
+const lockoutEvents = new Counter({
+  name: "nixmsg_lockout_events_total",
+  help: "Lockout starts and ends by kind, rule and event (start, end)",
+  labelNames: ["kind", "rule", "event"] as const,
+  registers: [shared],
+});
+
+/** Counts one failed or refused secret check (issue 18). Labels are fixed words, never ids. */
+export function countAuthFailure(kind: string, reason: string): void {
+  authFailures.inc({ kind, reason });
+}
+
+/** Counts one lock start or end (issue 18). */
+export function countLockout(kind: string, rule: string, event: "start" | "end"): void {
+  lockoutEvents.inc({ kind, rule, event });
+}
+
 /** Records the time from a delivery's due time to its first push, in ms (spec 4.3). */
 export function observeDuePush(ms: number): void {
   duePush.observe(Math.max(0, ms) / 1000);
@@ -145,6 +169,15 @@ export function createServerMetrics(app: App): ServerMetrics {
     registers,
     collect() {
       this.set(app.pool.queued);
+    },
+  });
+  new Counter({
+    name: "nixmsg_password_verifications_total",
+    help: "argon2 password checks run",
+    registers,
+    collect() {
+      this.reset();
+      this.inc(app.pool.verifications);
     },
   });
   new Gauge({

@@ -2,7 +2,12 @@
 // password and captured log lines, and a small HTTP client that keeps the session cookie.
 import { Logger } from "../../server/log/log.ts";
 import { PasswordPool } from "../../server/auth/password_pool.ts";
-import { startTestServer, TEST_POOL_PARAMS, type TestServer } from "./test_server.ts";
+import {
+  startTestServer,
+  TEST_POOL_PARAMS,
+  type TestServer,
+  type TestServerOptions,
+} from "./test_server.ts";
 
 /** The admin password of {@linkcode startAdminServer}. */
 export const ADMIN_PASSWORD = "admin-password-0123";
@@ -20,6 +25,7 @@ export interface AdminTestServer extends TestServer {
 /** Starts a test server with `overrides`, a known admin password and log capture. */
 export async function startAdminServer(
   overrides: Record<string, unknown> = {},
+  opts: Omit<TestServerOptions, "log"> = {},
 ): Promise<AdminTestServer> {
   const logs: Record<string, unknown>[] = [];
   const watchers = new Set<() => void>();
@@ -43,7 +49,7 @@ export async function startAdminServer(
       watchers.add(check);
       check();
     });
-  const t = await startTestServer(overrides, { log });
+  const t = await startTestServer(overrides, { ...opts, log });
   const hash = await new PasswordPool({ params: TEST_POOL_PARAMS }).hash(ADMIN_PASSWORD);
   await t.setSetting("admin_password_hash", hash);
   const admin = t.server.listeners.admin;

@@ -31,13 +31,23 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+/** Options of {@linkcode startTestServer}. */
+export interface TestServerOptions {
+  clock?: () => number;
+  dataDir?: string;
+  verbose?: boolean;
+  log?: Logger;
+  /** The server's argon2 pool; default a pool with {@linkcode TEST_POOL_PARAMS}. */
+  pool?: PasswordPool;
+}
+
 /**
  * Starts the real server in this process with `overrides` merged over test defaults (short
  * timeouts). The admin password is pre-set so `serve` does not refuse to start.
  */
 export async function startTestServer(
   overrides: Record<string, unknown> = {},
-  opts: { clock?: () => number; dataDir?: string; verbose?: boolean; log?: Logger } = {},
+  opts: TestServerOptions = {},
 ): Promise<TestServer> {
   const dir = opts.dataDir ?? join(await Deno.makeTempDir({ prefix: "nixmsg-it-" }), "data");
   const config = validateConfig({
@@ -56,7 +66,7 @@ export async function startTestServer(
   const db = openDb(dbPath(dir));
   setSetting(db, { key: "admin_password_hash", value: "$argon2id$test-only" }, Date.now());
   db.close();
-  const pool = new PasswordPool({ params: TEST_POOL_PARAMS });
+  const pool = opts.pool ?? new PasswordPool({ params: TEST_POOL_PARAMS });
   const log = opts.log ?? (opts.verbose ? new Logger("debug") : silentLogger);
   const server = await startServer(config, log, { pool, clock: opts.clock });
   const port = server.listeners.listen.port;

@@ -62,14 +62,16 @@ async function memberInputs(
       inputs.push({ id: m.id, verdict: "talk_password_required" });
       continue;
     }
-    if (app.talkLocks.check(callerId, m.id)) {
+    const attempt = app.talkLocks.begin(callerId, m.id);
+    if (attempt === null) {
       failed.push({ id: m.id, code: "rate_limited" });
       continue;
     }
     if (st.talkHash !== null && await app.pool.verify(st.talkHash, m.talk_password)) {
+      attempt.release();
       inputs.push({ id: m.id, verdict: "ok", talkVersion: st.talkVersion });
     } else {
-      app.talkLocks.fail(callerId, m.id);
+      attempt.fail("wrong_password");
       inputs.push({ id: m.id, verdict: "talk_password_invalid" });
     }
   }

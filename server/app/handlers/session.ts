@@ -70,12 +70,23 @@ const selfUpdate: Handler<"self.update"> = async ({ app, conn }, frame) => {
  */
 const selfLoginPassword: Handler<"self.login_password"> = async ({ app, conn }, frame) => {
   const id = conn.endpointId;
-  if (app.loginLocks.check(id, conn.remoteAddress)) throw new ProtocolError("rate_limited");
-  const row = loginRow(app.reader, id);
-  if (!row || !(await app.pool.verify(row.login_hash, frame.old_password))) {
-    app.loginLocks.fail(id, conn.remoteAddress);
+  const attempt = app.loginLocks.begin(id, conn.remoteAddress);
+  if (attempt === null) throw new ProtocolError("rate_limited");
+  let ok: boolean;
+  try {
+    const row = loginRow(app.reader, id);
+    ok = row !== null
+      ? await app.pool.verify(row.login_hash, frame.old_password)
+      : await app.pool.verifyDummy(frame.old_password);
+  } catch (err) {
+    attempt.release(); // a database error checked nothing
+    throw err;
+  }
+  if (!ok) {
+    attempt.fail("wrong_old_password");
     throw new ProtocolError("unauthorized");
   }
+  attempt.release();
   const loginHash = await app.pool.hash(frame.new_password);
   const token = newSessionToken();
   await app.writer.run("endpoint.set_login_password", {

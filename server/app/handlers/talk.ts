@@ -19,12 +19,14 @@ const unlock: Handler<"unlock"> = async ({ app, conn }, frame) => {
     const st = grantState(app.reader, sender, target);
     if (!st.found) throw new ProtocolError("not_found");
     if (!st.needsPassword) return {};
-    if (app.talkLocks.check(sender, target)) throw new ProtocolError("rate_limited");
+    const check = app.talkLocks.begin(sender, target);
+    if (check === null) throw new ProtocolError("rate_limited");
     const ok = st.talkHash !== null && await app.pool.verify(st.talkHash, frame.talk_password);
     if (!ok) {
-      app.talkLocks.fail(sender, target);
+      check.fail("wrong_password");
       throw new ProtocolError("talk_password_invalid");
     }
+    check.release();
     try {
       await app.writer.run("talk.unlock", {
         senderId: sender,
