@@ -35,6 +35,9 @@ import { metricsRoutes } from "../metrics/routes.ts";
 import { instrumentRoutes } from "../metrics/instrument.ts";
 import { observeAck, observeDuePush } from "../metrics/metrics.ts";
 
+/** How long shutdown waits for running requests to publish their responses after the drain. */
+const SETTLE_MS = 5000;
+
 /** A running NixMsg server: the listeners, the writer and the read connection. */
 export interface RunningServer {
   readonly config: Config;
@@ -206,13 +209,16 @@ function running(
     mqtt,
     messaging,
     close() {
-      // spec 7.8: stop accepting, let queued writes commit (bounded), then drop connections.
+      // spec 7.8, in this order: stop accepting; let queued writes commit (bounded); send the
+      // `resp` of every committed request; DISCONNECT 0x8B to MQTT 5 clients; close the rest.
       closing ??= (async () => {
-        await listeners.close();
+        listeners.stopAccepting();
         mqtt.stop();
         messaging.stop();
         await writer.close(config.timeouts.shutdown_drain_seconds * 1000);
+        await mqtt.settle(SETTLE_MS);
         await broker.close();
+        await listeners.close();
         await checkpointer.close();
         reader.close();
         log.info("nixmsg stopped");
