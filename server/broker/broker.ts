@@ -4,7 +4,7 @@ import { Aedes } from "aedes";
 import type { MqttConn } from "../net/types.ts";
 import type { Logger } from "../log/log.ts";
 import { wsToStream } from "../net/ws_stream.ts";
-import { setConnackExtras } from "./codec.ts";
+import { encodeDisconnect, setConnackExtras } from "./codec.ts";
 import { type KeepAliveRange, prepareConnect } from "./connect.ts";
 import { Connection, MAX_INFLIGHT } from "./connection.ts";
 import { patchRead } from "./read_patch.ts";
@@ -17,10 +17,14 @@ import type {
   PublishOutcome,
 } from "./types.ts";
 
-/** Spec 5 MaximumPacketSize, announced in CONNACK and enforced on incoming packets. */
+/** How long `close` lets clients take their last packets and hang up before it cuts them off. */
+const FAREWELL_MS = 3000;
+
+/** Spec 5 MaximumPacketSize: the default of `BrokerOptions.maxPacketSize`. */
 export const MAX_PACKET_SIZE = 786432;
 
 // MQTT 5 reason codes used here.
+const PROTOCOL_ERROR = 0x82;
 const SERVER_BUSY = 0x89;
 const SERVER_SHUTTING_DOWN = 0x8b;
 const SESSION_TAKEN_OVER = 0x8e;
@@ -36,6 +40,8 @@ type AedesClient = any;
 type Packet = any;
 // deno-lint-ignore no-explicit-any
 type Callback = (...args: any[]) => void;
+/** On a PUBLISH: how many SUBSCRIBEs its connection had read before it. */
+const SUBSCRIBES_BEFORE = Symbol("subscribesBefore");
 // aedes' own typings lag its 2.0 beta API; it is driven untyped, inside this file only.
 // deno-lint-ignore no-explicit-any
 const AedesUntyped: any = Aedes;
@@ -68,6 +74,7 @@ class AedesBroker implements Broker {
   #log: Logger;
   #hooks: BrokerHooks;
   #maxClients: number;
+  #maxPacketSize: number;
   #keepAlive: KeepAliveRange;
   // deno-lint-ignore no-explicit-any
   #aedes: any = null;
@@ -84,12 +91,13 @@ class AedesBroker implements Broker {
     this.#log = opts.log;
     this.#hooks = opts.hooks;
     this.#maxClients = opts.maxClients;
+    this.#maxPacketSize = opts.maxPacketSize ?? MAX_PACKET_SIZE;
     this.#keepAlive = { min: opts.keepAliveMin ?? 10, max: opts.keepAliveMax ?? 600 };
   }
 
   async start(): Promise<unknown> {
     const aedes = await AedesUntyped.createBroker({
-      maximumPacketSize: MAX_PACKET_SIZE,
+      maximumPacketSize: this.#maxPacketSize,
       receiveMaximum: MAX_INFLIGHT,
       topicAliasMaximum: 0,
       preConnect: (c: AedesClient, p: Packet, cb: Callback) => this.#preConnect(c, p, cb),
@@ -138,10 +146,13 @@ class AedesBroker implements Broker {
     stream.once("close", () => this.#onClose(c));
     c.client = this.#aedes.handle(stream);
     this.#byClient.set(c.client, c);
-    // Inbound taps, ahead of aedes: PUBACKs settle our downlinks; granted QoS is at most 1.
+    // Inbound taps, in arrival order and ahead of aedes: PUBACKs settle our downlinks; granted
+    // QoS is at most 1; each PUBLISH notes the SUBSCRIBEs read before it (see `inOrder`).
     c.client._parser.prependListener("packet", (p: Packet) => {
       if (p.cmd === "puback") c.acked(p.messageId);
+      else if (p.cmd === "publish") p[SUBSCRIBES_BEFORE] = c.subscribesRead;
       else if (p.cmd === "subscribe") {
+        c.subscribeRead();
         for (const s of p.subscriptions) if (s.qos > 1) s.qos = 1;
       }
     });
@@ -171,7 +182,15 @@ class AedesBroker implements Broker {
   }
 
   async #close(): Promise<void> {
-    for (const c of this.#all) c.client.disconnect({ reasonCode: SERVER_SHUTTING_DOWN });
+    // Spec 7.8: what is already written (the last responses) leaves first, then MQTT 5 clients
+    // get DISCONNECT 0x8B; each stream is ended, not destroyed, so no byte is dropped.
+    const goodbye = encodeDisconnect(SERVER_SHUTTING_DOWN);
+    await Promise.all([...this.#all].map((c) => {
+      const v5 = c.connected && c.facts?.protocolVersion === 5 && !c.client.closed;
+      if (v5) c.client.disconnectReasonCode = SERVER_SHUTTING_DOWN;
+      return c.farewell(v5 ? goodbye : null, FAREWELL_MS);
+    }));
+    for (const c of this.#all) c.client.close();
     await new Promise<void>((resolve) => this.#aedes.close(() => resolve()));
     await Promise.all([...this.#all].map((c) => c.done));
   }
@@ -211,6 +230,7 @@ class AedesBroker implements Broker {
       secure: c.secure,
     };
     c.info = info;
+    c.authenticating = true;
     let result: AuthResult;
     try {
       result = await this.#hooks.authenticate(info);
@@ -218,8 +238,10 @@ class AedesBroker implements Broker {
       this.#log.error("MQTT authenticate hook failed", { conn: info.connCode, error: String(err) });
       result = { ok: false, reason: "error" };
     }
+    c.authenticating = false;
+    this.#abandonIfGone(c);
     if (client.closed) return cb(new Error("Connection closed"), false);
-    if (!result.ok && result.reason === "error") {
+    if (this.#closing || (!result.ok && result.reason === "error")) {
       // Spec 5: an internal failure sends no CONNACK; the client retries like a network fault.
       client.close();
       return cb(new Error("Authentication failed internally"), false);
@@ -248,9 +270,23 @@ class AedesBroker implements Broker {
   // PUBACK once the app took it, so a full queue back-pressures the reader.
   #authorizePublish(client: AedesClient, packet: Packet, cb: Callback): void {
     const c = this.#byClient.get(client);
-    const info = c?.info;
-    // MQTT 5: QoS 1 gets PUBACK 0x87, QoS 0 is dropped; 3.1.1: the connection is closed.
-    if (!c || !info || packet.topic !== c.upTopic) return cb(new Error("Topic not allowed"));
+    if (!c) return cb(new Error("Topic not allowed"));
+    // Packets are handled in arrival order: wait for the SUBSCRIBEs read before this PUBLISH.
+    c.inOrder(packet[SUBSCRIBES_BEFORE] ?? 0, () => this.#admitPublish(c, client, packet, cb));
+  }
+
+  #admitPublish(c: Connection, client: AedesClient, packet: Packet, cb: Callback): void {
+    const info = c.info;
+    // A foreign topic, MQTT 5: QoS 1 gets PUBACK 0x87, written as 0x80 (codec.ts), and QoS 0
+    // is dropped; 3.1.1: the connection is closed.
+    if (packet.qos > 0 && !packet.messageId) {
+      // [MQTT-2.2.1-3] a QoS 1 or 2 PUBLISH needs a non-zero packet identifier: protocol error.
+      this.#log.debug("MQTT protocol error: packet id 0", { conn: info?.connCode });
+      packet._notAuthorized = true; // aedes then sends no ack and routes nothing
+      client.disconnect({ reasonCode: PROTOCOL_ERROR }, () => cb(null));
+      return;
+    }
+    if (!info || packet.topic !== c.upTopic) return cb(new Error("Topic not allowed"));
     if (info.protocolVersion === 5 && (packet.qos === 2 || packet.retain)) {
       // CONNACK announced Maximum QoS 1 and Retain Available 0 (MQTT 5 §3.2.2.3.4, §3.2.2.3.5).
       packet._notAuthorized = true; // aedes then sends no ack and routes nothing
@@ -294,13 +330,15 @@ class AedesBroker implements Broker {
   }
 
   #onSubscribe(subs: Packet[], client: AedesClient): void {
-    const info = this.#byClient.get(client)?.info;
-    if (!info) return;
+    const c = this.#byClient.get(client);
+    if (!c) return;
+    const info = c.info;
     for (const s of subs) {
-      if (s.qos < 0x80) {
+      if (info && s.qos < 0x80) {
         this.#call("subscribed", () => this.#hooks.subscribed(info.connCode, s.topic));
       }
     }
+    c.subscribeDone();
   }
 
   #onClose(c: Connection): void {
@@ -310,10 +348,18 @@ class AedesBroker implements Broker {
     const info = c.info;
     if (!info) return;
     this.#byCode.delete(info.connCode);
-    if (!c.connected) return;
+    if (!c.connected) return this.#abandonIfGone(c);
     this.#counts[c.transport]--;
     if (this.#current.get(info.clientId) === c) this.#current.delete(info.clientId);
     this.#call("disconnected", () => this.#hooks.disconnected(info.connCode, info.clientId));
+  }
+
+  /** Fires `abandoned` once for a closed connection that authenticated but never connected. */
+  #abandonIfGone(c: Connection): void {
+    const info = c.info;
+    if (!info || !c.closed || c.connected || c.authenticating || c.abandoned) return;
+    c.abandoned = true;
+    this.#call("abandoned", () => this.#hooks.abandoned(info.connCode));
   }
 
   #call(hook: string, fn: () => void): void {
@@ -333,7 +379,7 @@ class AedesBroker implements Broker {
 /**
  * Spec 5/12 OnACLCheck: only the own down topic, and never as a wildcard filter (wildcard
  * subscriptions are not available, even for a ClientID that contains `+`). Refused topics get
- * SUBACK 0x87 (MQTT 5) or 0x80 (3.1.1) from aedes.
+ * SUBACK 0x80 (aedes' MQTT 5 0x87 is obscured in codec.ts; 3.1.1 has only 0x80).
  */
 function maySubscribe(c: Connection | undefined, topic: string): boolean {
   return c !== undefined && c.info !== null && topic === c.downTopic && !/[+#]/.test(topic);

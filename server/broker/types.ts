@@ -5,6 +5,11 @@ import type { Logger } from "../log/log.ts";
 export interface BrokerOptions {
   /** Most simultaneous clients; beyond it CONNACK 0x89 "server busy" (3.1.1: 3). Spec 5: 2000. */
   readonly maxClients: number;
+  /**
+   * Largest MQTT packet in bytes, announced in CONNACK (MQTT 5 Maximum Packet Size) and enforced
+   * on incoming packets (config `limits.max_frame_bytes`; spec 5: 786432, the default).
+   */
+  readonly maxPacketSize?: number;
   /** Lowest keepalive in seconds; lower requests are raised (spec 5: 10). */
   readonly keepAliveMin?: number;
   /** Highest keepalive in seconds; higher requests (and 0) are lowered (spec 5: 600). */
@@ -56,6 +61,11 @@ export interface BrokerHooks {
   message(connCode: string, payload: Uint8Array): Promise<void> | void;
   /** Once for every connection that was `connected`, including taken-over ones. */
   disconnected(connCode: string, clientId: string): void;
+  /**
+   * Once for every connection that `authenticate` was asked about and that closed without ever
+   * being `connected` (refused, or gone before it was ready), after `authenticate` settled.
+   */
+  abandoned(connCode: string): void;
 }
 
 /** The fate of one {@linkcode Broker.publish}. */
