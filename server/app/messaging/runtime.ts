@@ -3,9 +3,8 @@ import type { Conn } from "../connections.ts";
 import type { MqttApp } from "../mqtt_app.ts";
 import { nextDueAt } from "../../store/queries/status.ts";
 import type { HousekeepingCursor, HousekeepingResult } from "../../store/ops/housekeeping.ts";
-import { openDb } from "../../store/db.ts";
-import { dbPath } from "../paths.ts";
 import type { Effects, Messaging } from "./effects.ts";
+import { Bookkeeping } from "./bookkeeping.ts";
 import { MsgFrameCache, revokedFrame } from "./frames.ts";
 import { PushLoop } from "./push_loop.ts";
 import { ReceiptPusher } from "./receipt_pusher.ts";
@@ -20,14 +19,19 @@ const HOUSEKEEPING_MS = 3_600_000;
 const HOUSEKEEPING_BATCH = 2000;
 const EXPIRE_BATCH = 500;
 const DISPATCH_BATCH = 64;
+/** A message whose dispatch failed is retried after 1 s, then 2 s, … up to a minute. */
+const DISPATCH_RETRY_MS = 1000;
+const DISPATCH_RETRY_MAX_MS = 60_000;
 /** Longest timer we arm; later schedules are re-checked then (setTimeout caps at 2^31-1 ms). */
 const MAX_TIMER_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
-/** Optional observers (metrics). */
+/** Optional observers (metrics) and the WAL truncate of the checkpointer. */
 export interface MessagingObservers {
   observeDuePush?(ms: number): void;
   observeAck?(ms: number): void;
+  /** spec 7.6: `wal_checkpoint(TRUNCATE)` after the hourly cleanup, off the main thread. */
+  truncateWal?(): Promise<unknown>;
 }
 
 /**
@@ -35,6 +39,7 @@ export interface MessagingObservers {
  * connection, the due-time scheduler, the per-second cleanup loop and hourly housekeeping.
  */
 export class MessagingRuntime implements Messaging {
+  readonly bookkeeping: Bookkeeping;
   #app: App;
   #mqtt: MqttApp;
   #frames: MsgFrameCache;
@@ -46,6 +51,8 @@ export class MessagingRuntime implements Messaging {
   #dueAt: number | null = null;
   #dispatching = false;
   #dispatchAgain = false;
+  /** Messages whose dispatch failed: when to try again, and the pause that led there. */
+  #dispatchRetries = new Map<number, { at: number; wait: number }>();
   #cleanupTimer: ReturnType<typeof setInterval> | null = null;
   #housekeepingTimer: ReturnType<typeof setInterval> | null = null;
   #cleaning = false;
@@ -56,6 +63,7 @@ export class MessagingRuntime implements Messaging {
     this.#mqtt = mqtt;
     this.#frames = new MsgFrameCache(app.reader);
     this.#obs = obs;
+    this.bookkeeping = new Bookkeeping(app);
     mqtt.listen({
       handshaken: (conn) => this.#online(conn),
       gone: (conn, wasCurrent) => this.#offline(conn, wasCurrent),
@@ -77,6 +85,7 @@ export class MessagingRuntime implements Messaging {
     if (this.#housekeepingTimer) clearInterval(this.#housekeepingTimer);
     for (const p of this.#push.values()) p.stop();
     for (const r of this.#receipts.values()) r.stop();
+    this.bookkeeping.stop();
   }
 
   apply(fx: Effects): void {
@@ -92,12 +101,23 @@ export class MessagingRuntime implements Messaging {
       this.#push.get(conn.code)?.acked(n.from, n.msgId);
       void this.#mqtt.publish(conn, revokedFrame(n), 1);
     }
+    // A revoked delivery has ended (dropped, expired, recalled), and so has every delivery a
+    // receipt reports (e.g. expired by the cleanup loop): the message's frame may go.
+    for (const n of fx.revoked ?? []) this.#frames.release(n.from, n.msgId);
+    for (const r of fx.receipts ?? []) this.#frames.release(r.senderId, r.msgId);
+  }
+
+  /** Bytes of encoded `msg` frames held for pushing. */
+  get frameCacheBytes(): number {
+    return this.#frames.bytes;
   }
 
   /** The recipient acked a delivery: free its window slot where it was pushed (spec 6.3). */
   acked(endpointId: string, from: string, id: string, pushedTo: string | null): void {
     const loop = (pushedTo ? this.#push.get(pushedTo) : undefined) ?? this.#pushLoopOf(endpointId);
     loop?.acked(from, id);
+    // The last delivery of a message ended: drop its frame (a group's stays for the others).
+    this.#frames.release(from, id);
   }
 
   /** The sender acked a receipt (spec 6.4). */
@@ -129,11 +149,24 @@ export class MessagingRuntime implements Messaging {
     try {
       do {
         this.#dispatchAgain = false;
+        const now = this.#app.clock();
+        const skip: number[] = [];
+        for (const [seq, retry] of this.#dispatchRetries) {
+          if (retry.at > now) skip.push(seq);
+          else this.#dispatchRetries.delete(seq); // due again: tried in this run
+        }
         for (;;) {
-          const r = await this.#app.writer.run("message.dispatch_due", { limit: DISPATCH_BATCH });
+          const r = await this.#app.writer.run("message.dispatch_due", {
+            limit: DISPATCH_BATCH,
+            skip,
+          });
           this.apply({ wake: r.wake, receipts: r.receipts });
+          for (const f of r.failed) {
+            this.#dispatchFailed(f.seq, f.error);
+            skip.push(f.seq);
+          }
           next = r.nextDueAt;
-          if (r.dispatched < DISPATCH_BATCH || this.#stopped) break;
+          if (r.dispatched + r.failed.length < DISPATCH_BATCH || this.#stopped) break;
         }
       } while (this.#dispatchAgain && !this.#stopped);
     } catch (err) {
@@ -142,7 +175,20 @@ export class MessagingRuntime implements Messaging {
     } finally {
       this.#dispatching = false;
     }
+    for (const retry of this.#dispatchRetries.values()) {
+      if (next === null || retry.at < next) next = retry.at;
+    }
     if (next !== null) this.scheduled(next);
+  }
+
+  /** One message failed to dispatch (rolled back alone): retry it later, backing off. */
+  #dispatchFailed(seq: number, error: string): void {
+    const prev = this.#dispatchRetries.get(seq);
+    const wait = prev === undefined
+      ? DISPATCH_RETRY_MS
+      : Math.min(prev.wait * 2, DISPATCH_RETRY_MAX_MS);
+    this.#dispatchRetries.set(seq, { at: this.#app.clock() + wait, wait });
+    this.#app.log.error("dispatch of a message failed", { seq, error, retry_ms: wait });
   }
 
   async #cleanup(): Promise<void> {
@@ -161,7 +207,7 @@ export class MessagingRuntime implements Messaging {
     }
   }
 
-  /** Hourly deletion of old records, receipts and send keys, then a WAL truncate (spec 7.6). */
+  /** Hourly deletion of old records, receipts and send keys, then a WAL truncate in the checkpointer (spec 7.6). */
   async housekeeping(): Promise<{ messages: number; receipts: number; keys: number }> {
     const { config, writer, log } = this.#app;
     const total = { messages: 0, receipts: 0, keys: 0 };
@@ -181,12 +227,8 @@ export class MessagingRuntime implements Messaging {
         cursor = r.cursor;
         if (!r.more || this.#stopped) break;
       }
-      const db = openDb(dbPath(config.data_dir));
-      try {
-        db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-      } finally {
-        db.close();
-      }
+      // It waits for readers and the writer, so it runs in the checkpointer's Worker.
+      await this.#obs.truncateWal?.();
       log.info("housekeeping", total);
     } catch (err) {
       log.error("housekeeping failed", { error: (err as Error).message });
@@ -209,6 +251,7 @@ export class MessagingRuntime implements Messaging {
     const loop = new PushLoop(conn, {
       app: this.#app,
       mqtt: this.#mqtt,
+      bookkeeping: this.bookkeeping,
       frames: this.#frames,
       bigFrames: this.#bigFrames,
       apply: (fx) => this.apply(fx),
