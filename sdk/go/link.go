@@ -335,12 +335,13 @@ func (l *link) handshake(cm *autopaho.ConnectionManager, gen int) {
 		l.drop(gen, "subscribe_failed")
 		return
 	}
+	rid := l.o.nextRid() // before the lock: the owner's lock is never taken under the link's
 	l.mu.Lock()
 	if gen != l.attempt || l.stopped {
 		l.mu.Unlock()
 		return
 	}
-	l.helloRid = l.o.nextRid()
+	l.helloRid = rid
 	l.helloSentAt = time.Now()
 	hello, _ := marshalJSON(map[string]any{
 		"v": 1, "type": "hello", "rid": l.helloRid,
