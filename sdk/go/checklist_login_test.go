@@ -66,3 +66,162 @@ func TestChecklist01LoginAndHandshakeParameters(t *testing.T) {
 		t.Fatalf("self over TCP %q %v", self.ID, err)
 	}
 }
+
+func TestChecklist13PasswordChangeOldFailsNoReconnect(t *testing.T) {
+	h := needServer(t)
+	ep := h.endpoint(t)
+	a := online(t, h.info.WsURL, ep, Options{})
+	wantCode(t, a.c.ChangeLoginPassword(ctx15(t), "not-the-password", "new-password-1"), "unauthorized")
+	if err := a.c.ChangeLoginPassword(ctx15(t), ep.Password, "new-password-1"); err != nil {
+		t.Fatal(err)
+	}
+	second, err := a.sessions.waitCount(2, nil, "the second token", waitTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second == a.sessions.all()[0] || a.c.SessionToken() != second {
+		t.Fatal("the change must issue a new, different token that reconnects use")
+	}
+	_ = a.c.Close(ctx15(t))
+
+	b := online(t, h.info.WsURL, endpointInfo{ID: ep.ID, Password: "new-password-1"}, Options{})
+	if self, err := b.c.Self(ctx15(t)); err != nil || self.ID != ep.ID {
+		t.Fatalf("self %v", err)
+	}
+	_ = b.c.Close(ctx15(t))
+
+	p := startProxy(t, h.address())
+	old := track(t, "ws://"+p.address()+"/mqtt", ep.ID, Password(ep.Password), Options{})
+	queued := make(chan error, 1)
+	go func() {
+		_, err := old.c.SendText(ctx15(t), Endpoint(ep.ID), "queued before the refusal")
+		queued <- err
+	}()
+	// The send is queued before the handshake starts.
+	waitQueued(t, old.c, 1)
+	old.start(t)
+	ev, err := old.states.waitFor(func(e ConnectionEvent) bool { return e.State == StateAuthFailed }, "auth_failed", waitTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Reason != "bad_credentials" || ev.Err == nil || ev.Err.Code != CodeAuthFailed {
+		t.Fatalf("auth_failed event %+v", ev)
+	}
+	wantCode(t, <-queued, CodeAuthFailed)
+	_, err = old.c.Ready(ctx15(t))
+	wantCode(t, err, CodeAuthFailed)
+	if n := p.accepted.count(nil); n != 1 {
+		t.Fatalf("%d connections, want 1", n)
+	}
+	if err := p.accepted.expectNone(nil, "a reconnect after auth_failed", noReconnectWindow); err != nil {
+		t.Fatal(err)
+	}
+	if old.c.State() != StateAuthFailed {
+		t.Fatalf("state %s", old.c.State())
+	}
+}
+
+// waitQueued waits until the client's send queue holds n sends.
+func waitQueued(t *testing.T, c *Client, n int) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		c.mu.Lock()
+		size := c.queue.size()
+		c.mu.Unlock()
+		if size >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the queue holds %d sends, want %d", size, n)
+		}
+		time.Sleep(5 * time.Millisecond) // polling an in-memory counter, bounded by the deadline
+	}
+}
+
+func TestChecklist15SessionTokens(t *testing.T) {
+	h := needServer(t)
+	ep := h.endpoint(t)
+	p := startProxy(t, h.address())
+	proxied := "ws://" + p.address() + "/mqtt"
+
+	// Password login through a proxy we can cut: the SDK's own reconnect uses the token.
+	a := online(t, proxied, ep, Options{})
+	token := a.sessions.all()[0]
+	if !strings.HasPrefix(token, "nst_") {
+		t.Fatal("no nst_ token")
+	}
+	p.cut()
+	if _, err := a.states.waitFor(func(e ConnectionEvent) bool { return e.State == StateReconnecting }, "reconnecting", waitTimeout); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.states.waitCount(2, func(e ConnectionEvent) bool { return e.State == StateOnline }, "online again", waitTimeout); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(a.sessions.all()); n != 1 || a.c.SessionToken() != token {
+		t.Fatalf("a token reconnect must issue no new token (%d tokens)", n)
+	}
+	_ = a.c.Close(ctx15(t))
+
+	// An application restart: connect with the saved token.
+	b := track(t, h.info.WsURL, ep.ID, SessionToken(token), Options{})
+	if err := b.c.Connect(ctx15(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(b.sessions.all()); n != 0 {
+		t.Fatalf("a token login issued %d tokens", n)
+	}
+
+	// A password login elsewhere takes over (0x8E) and replaces the token.
+	c := online(t, h.info.WsURL, ep, Options{})
+	kicked, err := b.states.waitFor(func(e ConnectionEvent) bool { return e.State == StateKicked }, "kicked", waitTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kicked.Reason != "taken_over" {
+		t.Fatalf("kicked reason %q", kicked.Reason)
+	}
+	newToken := c.sessions.all()[0]
+	if newToken == token {
+		t.Fatal("the password login must issue a new token")
+	}
+
+	stale := track(t, proxied, ep.ID, SessionToken(token), Options{})
+	stale.start(t)
+	refused, err := stale.states.waitFor(func(e ConnectionEvent) bool { return e.State == StateAuthFailed }, "auth_failed", waitTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refused.Reason != "session_invalid" {
+		t.Fatalf("reason %q", refused.Reason)
+	}
+	if err := p.accepted.expectNone(nil, "a reconnect after session_invalid", noReconnectWindow); err != nil {
+		t.Fatal(err)
+	}
+
+	// Logout invalidates the token and stops the client.
+	if err := c.c.Logout(ctx15(t)); err != nil {
+		t.Fatal(err)
+	}
+	off, err := c.states.waitFor(func(e ConnectionEvent) bool { return e.State == StateOffline }, "offline", waitTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off.Reason != "logout" {
+		t.Fatalf("offline reason %q", off.Reason)
+	}
+	_, err = c.c.Self(ctx15(t))
+	wantCode(t, err, CodeClosed)
+	if !errorsIs(err, ErrClosed) {
+		t.Fatal("errors.Is(err, ErrClosed) is false")
+	}
+	after := track(t, h.info.WsURL, ep.ID, SessionToken(newToken), Options{})
+	after.start(t)
+	gone, err := after.states.waitFor(func(e ConnectionEvent) bool { return e.State == StateAuthFailed }, "auth_failed", waitTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gone.Reason != "session_invalid" {
+		t.Fatalf("reason %q", gone.Reason)
+	}
+}

@@ -2,6 +2,7 @@ package nixmsg
 
 import (
 	"context"
+	"errors"
 	"os"
 	"sync"
 	"testing"
@@ -120,3 +121,5 @@ func wantCode(t *testing.T, err error, code string) {
 		t.Fatalf("want error %q, got %v", code, err)
 	}
 }
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }
