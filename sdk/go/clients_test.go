@@ -15,7 +15,11 @@ var srv *harness
 func TestMain(m *testing.M) {
 	code := func() int {
 		if os.Getenv("NIXMSG_SKIP_INTEGRATION") == "" {
-			h, err := startHarness()
+			var extra []string
+			if os.Getenv("DEBUGLOG") != "" {
+				extra = append(extra, "--set", "log.level=debug")
+			}
+			h, err := startHarness(extra...)
 			if err != nil {
 				println("harness:", err.Error())
 				return 1
@@ -123,3 +127,5 @@ func wantCode(t *testing.T, err error, code string) {
 }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
+
+func asError2(err error, target **Error) bool { return errors.As(err, target) }

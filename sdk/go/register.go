@@ -9,6 +9,12 @@ import (
 	"net/http"
 )
 
+// registerClient makes one-shot requests: registration is rare, so no idle connection is kept
+// for a server that may close it in the meantime.
+var registerClient = &http.Client{Transport: &http.Transport{
+	Proxy: http.ProxyFromEnvironment, DisableKeepAlives: true, ForceAttemptHTTP2: false,
+}}
+
 // Register registers a new endpoint with a registration code over HTTP (spec 6.9); no
 // connection is needed. serverURL is the connection URL; the HTTP address is derived from it.
 // A generated login password is returned once and not kept by the SDK.
@@ -29,7 +35,7 @@ func Register(ctx context.Context, serverURL, registrationCode string, o Registe
 		return RegisterResult{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
+	res, err := registerClient.Do(req)
 	if err != nil {
 		return RegisterResult{}, &Error{Code: CodeNetwork, Message: "Registration request failed: " + err.Error(), Err: err}
 	}
