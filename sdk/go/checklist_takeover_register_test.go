@@ -47,12 +47,14 @@ func TestChecklist12Registration(t *testing.T) {
 	h := needServer(t)
 	ctx := ctx15(t)
 	url := h.info.WsURL
+	t.Cleanup(func() {
+		if t.Failed() && os.Getenv("DEBUGLOG") != "" {
+			b, _ := os.ReadFile(h.info.LogFile)
+			t.Log(string(b[max(0, len(b)-6000):]))
+		}
+	})
 	h.registration(t, false, "")
 	_, err := Register(ctx, url, "whatever-code", RegisterOptions{ID: "reg-closed", LoginPassword: "password-1"})
-	if os.Getenv("DEBUGLOG") != "" && err != nil {
-		b, _ := os.ReadFile(h.info.LogFile)
-		t.Log(string(b[max(0, len(b)-3000):]))
-	}
 	wantCode(t, err, "registration_closed")
 	var e *Error
 	if !asError2(err, &e) || e.Status != 403 {
