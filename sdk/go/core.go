@@ -353,14 +353,21 @@ func (c *Client) nextRidLocked() string {
 // request sends a request frame and returns its `resp.data` (spec 6).
 func (c *Client) request(ctx context.Context, typ string, fields map[string]any) (json.RawMessage, error) {
 	c.mu.Lock()
-	if c.stopErr != nil {
-		err := c.stopErr
-		c.mu.Unlock()
+	rid, ch, err := c.beginRequest(typ, fields)
+	c.mu.Unlock()
+	if err != nil {
 		return nil, err
 	}
+	return c.awaitResponse(ctx, typ, rid, ch)
+}
+
+// beginRequest publishes a request frame; c.mu is held.
+func (c *Client) beginRequest(typ string, fields map[string]any) (string, chan respOutcome, error) {
+	if c.stopErr != nil {
+		return "", nil, c.stopErr
+	}
 	if !c.link.online() {
-		c.mu.Unlock()
-		return nil, newError(CodeNotConnected, "Not connected to the server")
+		return "", nil, newError(CodeNotConnected, "Not connected to the server")
 	}
 	rid := c.nextRidLocked()
 	frame := map[string]any{"v": 1, "type": typ, "rid": rid}
@@ -369,12 +376,15 @@ func (c *Client) request(ctx context.Context, typ string, fields map[string]any)
 	}
 	data, err := encodeFrame(frame, c.limits().maxFrameBytes)
 	if err != nil {
-		c.mu.Unlock()
-		return nil, err
+		return "", nil, err
 	}
 	ch := c.pending.wait(rid)
 	c.link.publish(data)
-	c.mu.Unlock()
+	return rid, ch, nil
+}
+
+// awaitResponse waits for the `resp` of rid, at most the request timeout.
+func (c *Client) awaitResponse(ctx context.Context, typ, rid string, ch chan respOutcome) (json.RawMessage, error) {
 	timer := time.NewTimer(c.o.RequestTimeout)
 	defer timer.Stop()
 	select {
@@ -533,11 +543,14 @@ func (h *linkHost) online(hello helloData, offset time.Duration, token string) {
 	info := hello.serverInfo()
 	c.info = &info
 	c.pump()
-	watch := c.watching
-	c.mu.Unlock()
-	if !first && watch != nil {
-		go func() { _, _ = c.request(context.Background(), "presence.watch", watch) }()
+	if !first && c.watching != nil {
+		// The server forgot the watch with the last connection (spec 6.5): send it again now,
+		// before any request the application makes on this connection.
+		if rid, ch, err := c.beginRequest("presence.watch", c.watching); err == nil {
+			go func() { _, _ = c.awaitResponse(context.Background(), "presence.watch", rid, ch) }()
+		}
 	}
+	c.mu.Unlock()
 }
 
 func (h *linkHost) frame(f *inboundFrame) {

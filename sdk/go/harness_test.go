@@ -182,3 +182,38 @@ func (h *harness) stop() {
 		<-done
 	}
 }
+
+// admin makes an admin API call through the harness and returns the HTTP status.
+func (h *harness) admin(t testing.TB, method, path string, body any) int {
+	t.Helper()
+	cmd := map[string]any{"cmd": "admin", "method": method, "path": path}
+	if body != nil {
+		cmd["body"] = body
+	}
+	data, err := h.command(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Status int `json:"status"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r.Status
+}
+
+// namedEndpoint creates a new endpoint with a display name.
+func (h *harness) namedEndpoint(t testing.TB, name string) endpointInfo {
+	t.Helper()
+	id := fmt.Sprintf("go%dn%d", os.Getpid(), h.seq.Add(1))
+	data, err := h.command(map[string]any{"cmd": "endpoint", "id": id, "name": name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ep endpointInfo
+	if err := json.Unmarshal(data, &ep); err != nil {
+		t.Fatal(err)
+	}
+	return ep
+}
