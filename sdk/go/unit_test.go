@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -213,5 +214,23 @@ func TestUUIDv7(t *testing.T) {
 	id := newUUIDv7(time.UnixMilli(0x0123456789ab))
 	if len(id) != 36 || !strings.HasPrefix(id, "01234567-89ab-7") || !strings.ContainsAny(id[19:20], "89ab") {
 		t.Fatalf("uuid %s", id)
+	}
+}
+
+// The README's example is example/main.go, which TestReadmeExampleTalksToTypeScriptSDK runs.
+func TestReadmeExampleIsExampleMain(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	main, err := os.ReadFile("example/main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(readme), "```go\n")
+	block, _, _ = strings.Cut(block, "```\n")
+	_, code, found := strings.Cut(string(main), "package main\n")
+	if !ok || !found || block != "package main\n"+code {
+		t.Fatal("the Go block of README.md differs from example/main.go")
 	}
 }
