@@ -1,7 +1,6 @@
 package nixmsg
 
 import (
-	"io"
 	"net"
 	"sync"
 	"testing"
@@ -15,10 +14,12 @@ type testProxy struct {
 	ln       net.Listener
 	target   string
 	accepted *events[time.Time]
-	mu       sync.Mutex
-	pairs    map[*proxyPair]bool
-	refuse   bool
-	holdDown bool
+	// firstChunks holds the first bytes each client connection sent (its CONNECT over TCP).
+	firstChunks *events[[]byte]
+	mu          sync.Mutex
+	pairs       map[*proxyPair]bool
+	refuse      bool
+	holdDown    bool
 }
 
 type proxyPair struct {
@@ -31,7 +32,7 @@ func startProxy(t testing.TB, target string) *testProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &testProxy{ln: ln, target: target, accepted: newEvents[time.Time](), pairs: map[*proxyPair]bool{}}
+	p := &testProxy{ln: ln, target: target, accepted: newEvents[time.Time](), firstChunks: newEvents[[]byte](), pairs: map[*proxyPair]bool{}}
 	go p.acceptLoop()
 	t.Cleanup(p.close)
 	return p
@@ -93,8 +94,28 @@ func (p *testProxy) acceptLoop() {
 			_ = c.Close()
 			_ = up.Close()
 		}
-		go func() { _, _ = io.Copy(up, c); end() }()
+		go func() { p.upstreamCopy(pair); end() }()
 		go func() { p.downstream(pair); end() }()
+	}
+}
+
+func (p *testProxy) upstreamCopy(pair *proxyPair) {
+	buf := make([]byte, 32*1024)
+	first := true
+	for {
+		n, err := pair.client.Read(buf)
+		if n > 0 {
+			if first {
+				p.firstChunks.push(append([]byte(nil), buf[:n]...))
+				first = false
+			}
+			if _, werr := pair.upstream.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
 	}
 }
 
