@@ -282,6 +282,13 @@ func (l *link) drop(gen int, reason string) {
 }
 
 func (l *link) connectError(err error) {
+	l.mu.Lock()
+	// The attempt is over: its timer must not close the next attempt's socket.
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+	l.conn = nil
+	l.mu.Unlock()
 	var ce *autopaho.ConnackError
 	if errors.As(err, &ce) {
 		if authRefused[ce.ReasonCode] {
@@ -413,7 +420,9 @@ func (l *link) handshaken(f *inboundFrame, cli *paho.Client) {
 	}
 	l.isOnline = true
 	l.onlineSince = now
-	l.out.useClient(cli)
+	if l.out != nil {
+		l.out.useClient(cli)
+	}
 	stopped := l.stopped
 	l.mu.Unlock()
 	l.ev.online(h, offset, h.SessionToken)
