@@ -117,6 +117,11 @@ class _Connection:
             c.tls_set_context(o.ssl_context or ssl.create_default_context())
         c.connect_timeout = o.connect_timeout
         c.on_socket_open = self._socket_open
+        # publish, subscribe and disconnect are called from the event loop. Without an external
+        # write callback paho would write to the socket from that thread, concurrently with the
+        # network thread (corrupting WebSocket frames); with one, it only queues the packet and
+        # wakes the network thread, which does all the writing.
+        c.on_socket_register_write = self._socket_write_wanted
         c.on_connect = self._on_connect
         c.on_subscribe = self._on_subscribe
         c.on_message = self._on_message
@@ -141,6 +146,10 @@ class _Connection:
             raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except (AttributeError, OSError):
             pass
+
+    @staticmethod
+    def _socket_write_wanted(_c: mqtt.Client, _u: Any, _sock: Any) -> None:
+        pass  # the network thread's select already watches the socket
 
     def _on_connect(self, _c: mqtt.Client, _u: Any, _f: Any, rc: Any, _p: Any) -> None:
         self._post(self.link._connack, self, int(rc.value))
