@@ -39,7 +39,7 @@ class AsyncEvents(list[T]):
         except asyncio.TimeoutError:
             raise AssertionError(f"Timed out waiting for {what}") from None
 
-    def count(self, pred: Callable[[T], bool]) -> int:
+    def count_where(self, pred: Callable[[T], bool]) -> int:
         return sum(1 for i in self if pred(i))
 
 
@@ -111,7 +111,7 @@ def test_async_checklist_02_one_to_one_message_delivered_once(harness: Harness) 
         binary = await a.client.send(eb.id, b"\x00\x01\xff", content_type="application/x-test")
         gb = await b.messages.wait_for(lambda m: m.id == binary.id, "the binary message")
         assert (gb.body, gb.content_type) == (b"\x00\x01\xff", "application/x-test")
-        assert b.messages.count(lambda m: m.id == sent.id) == 1
+        assert b.messages.count_where(lambda m: m.id == sent.id) == 1
 
     run(body)
 
@@ -135,7 +135,7 @@ def test_async_checklist_03_send_while_disconnected_delivered_once(
         await b.messages.wait_for(lambda m: m.id == sent.id, "the queued message")
         marker = await a.client.send(eb.id, "marker")
         await b.messages.wait_for(lambda m: m.id == marker.id, "the marker")
-        assert b.messages.count(lambda m: m.id == sent.id) == 1
+        assert b.messages.count_where(lambda m: m.id == sent.id) == 1
         assert len(b.messages) == 2
 
     run(body)
@@ -158,12 +158,12 @@ def test_async_checklist_08_group_members_receive_sender_does_not(harness: Harne
             m = await t.messages.wait_for(lambda m: m.id == sent.id, "a member's copy")
             assert (m.body, m.sender) == ("to everyone", ea.id)
         await a.receipts.wait_for(
-            lambda _r: a.receipts.count(lambda r: r.id == sent.id and r.state == "accepted") >= 2,
+            lambda _r: a.receipts.count_where(lambda r: r.id == sent.id and r.state == "accepted") >= 2,
             "two receipts",
         )
         marker = await b.client.send(ea.id, "marker")
         await a.messages.wait_for(lambda m: m.id == marker.id, "the marker")
-        assert a.messages.count(lambda m: m.id == sent.id) == 0
+        assert a.messages.count_where(lambda m: m.id == sent.id) == 0
 
     run(body)
 
@@ -177,7 +177,7 @@ def test_async_checklist_15_session_tokens(harness: Harness, proxy: Proxy) -> No
         proxy.cut()
         await a.states.wait_for(lambda s: s.state == "reconnecting", "reconnecting")
         await a.states.wait_for(
-            lambda _s: a.states.count(lambda s: s.state == "online") >= 2, "online again"
+            lambda _s: a.states.count_where(lambda s: s.state == "online") >= 2, "online again"
         )
         assert a.sessions == [token] and a.client.session_token == token
         await a.client.close()

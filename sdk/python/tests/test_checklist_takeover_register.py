@@ -29,9 +29,11 @@ def test_checklist_10_second_login_kicks_first_no_reconnect(
     assert second.client.get_self().id == ep.id, "the second stays in"
 
 
-def _register_fails(code: str, url: str, reg_code: str, **options: str) -> nixmsg.NixMsgError:
+def _register_fails(
+    code: str, url: str, reg_code: str, *, id: str = "", login_password: str = ""  # noqa: A002
+) -> nixmsg.NixMsgError:
     with pytest.raises(nixmsg.NixMsgError) as err:
-        nixmsg.register(url, reg_code, **options)
+        nixmsg.register(url, reg_code, id=id, login_password=login_password)
     assert err.value.code == code
     return err.value
 
