@@ -165,8 +165,10 @@ class NixMsgClient:
     def ready(self, timeout: float | None = None) -> ServerInfo:
         """Blocks until online and returns the server limits; raises the stop error when the
         client stops for good first (``kicked``, ``auth_failed``, ``closed``), ``timeout`` when
-        ``timeout`` seconds pass. Do not call it from a callback."""
-        return self._call(self._core.ready(), timeout)
+        ``timeout`` seconds pass. Outside callbacks it returns after the callbacks of the
+        ``online`` change have run."""
+        in_callback = threading.current_thread() is self._worker_thread
+        return self._call(self._core.ready(behind_callbacks=not in_callback), timeout)
 
     # --- callbacks ----------------------------------------------------------------------------------
 

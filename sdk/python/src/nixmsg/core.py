@@ -108,6 +108,7 @@ class ClientCore:
         self._rid = 0
         self._pump_timer: asyncio.TimerHandle | None = None
         self._ready: list[asyncio.Future[ServerInfo]] = []
+        self._ready_now: list[asyncio.Future[ServerInfo]] = []
         self._watching: dict[str, Any] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self.link = Link(
@@ -162,14 +163,16 @@ class ClientCore:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def ready(self) -> ServerInfo:
-        """The server limits once online; raises when the client stops for good first."""
+    async def ready(self, *, behind_callbacks: bool = True) -> ServerInfo:
+        """The server limits once online; raises when the client stops for good first. With
+        ``behind_callbacks`` it returns after the callbacks of that state change have run;
+        without (a wait from inside a callback), at once."""
         if self.state == "online" and self.info is not None:
             return self.info
         if self.stop_error is not None:
             raise self.stop_error
         future: asyncio.Future[ServerInfo] = self.loop.create_future()
-        self._ready.append(future)
+        (self._ready if behind_callbacks else self._ready_now).append(future)
         return await future
 
     async def send(self, frame: dict[str, Any]) -> SendResult:
@@ -234,6 +237,10 @@ class ClientCore:
         self._set_state(ConnectionEvent(state, reason, retry_in))
         if state == "online" and self.info is not None:
             info = self.info
+            now, self._ready_now = self._ready_now, []
+            for f in now:
+                if not f.done():
+                    f.set_result(info)
             # Resolved behind the state callbacks, so that they have run when ready() returns.
             async def wake() -> None:
                 if self.state != "online":
@@ -290,7 +297,8 @@ class ClientCore:
         self.stop_error = error
         self._down(error)
         self._queue.close(error)
-        ready, self._ready = self._ready, []
+        ready = self._ready + self._ready_now
+        self._ready, self._ready_now = [], []
         for f in ready:
             if not f.done():
                 f.set_exception(error)

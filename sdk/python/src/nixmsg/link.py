@@ -195,12 +195,26 @@ class _Connection:
                 sock.close()
             except OSError:
                 pass
+        # Each attempt has its own paho client: release its wake-up socket pair now rather than
+        # when the garbage collector gets to it.
+        for pair in (self.client._sockpairR, self.client._sockpairW):
+            if pair is not None:
+                pair.close()
         self._post(self.link._closed, self, None)
 
     # --- event loop ---------------------------------------------------------------------------
 
     def publish(self, text: str) -> None:
-        self.client.publish(f"nix/c/{self.link.options.endpoint_id}/up", text.encode("utf-8"), qos=1)
+        try:
+            self.client.publish(f"nix/c/{self.link.options.endpoint_id}/up", text.encode("utf-8"), qos=1)
+        except (OSError, ValueError):
+            pass  # the network thread has just ended; its close is on the way to the loop
+
+    def subscribe(self) -> None:
+        try:
+            self.client.subscribe(f"nix/c/{self.link.options.endpoint_id}/down", qos=1)
+        except (OSError, ValueError):
+            pass
 
     def end(self) -> None:
         """Sends DISCONNECT and closes; the thread gives up after :data:`CLOSE_WAIT`."""
@@ -313,7 +327,7 @@ class Link:
         if conn is not self._conn:
             return
         if code == 0:
-            conn.client.subscribe(f"nix/c/{self.options.endpoint_id}/down", qos=1)
+            conn.subscribe()
             return
         if code in AUTH_REFUSED:
             # spec 9 step 6: which credential was refused decides the reason.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import ssl
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Union
 
@@ -120,7 +121,7 @@ class ConnectOptions:
     request_timeout: float = 30.0
     ca_file: str | None = None
     ssl_context: ssl.SSLContext | None = None
-    on_callback_error: Any = field(default=None, compare=False)
+    on_callback_error: Callable[[BaseException], None] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
