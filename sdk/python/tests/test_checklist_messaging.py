@@ -49,7 +49,7 @@ def test_checklist_03_send_while_disconnected_delivered_once(
     assert b.messages.count() == 0
     proxy.refuse = False
     sent = pending.result(30)
-    assert a.states.count(lambda s: s.state == "online") == 2, "resolved after the reconnect"
+    a.states.wait_count(2, lambda s: s.state == "online", "online again")
     b.messages.wait_for(by_id(sent.id), "the queued message")
     marker = a.client.send(eb.id, "marker")
     b.messages.wait_for(by_id(marker.id), "the marker")
