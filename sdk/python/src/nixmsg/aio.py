@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import inspect
+import ssl
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -87,9 +88,31 @@ class AsyncNixMsgClient:
         return cls(url, endpoint_id, credential_of(password, session_token), options or ConnectOptions())
 
     @staticmethod
-    async def register(url: str, registration_code: str, **options: Any) -> RegisterResult:
+    async def register(
+        url: str,
+        registration_code: str,
+        *,
+        id: str = "",  # noqa: A002 - the spec's field name
+        login_password: str = "",
+        name: str = "",
+        talk_password: str = "",
+        timeout: float = 30.0,
+        ca_file: str | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> RegisterResult:
         """:func:`nixmsg.register` in a worker thread."""
-        return await asyncio.to_thread(register, url, registration_code, **options)
+        return await asyncio.to_thread(
+            register,
+            url,
+            registration_code,
+            id=id,
+            login_password=login_password,
+            name=name,
+            talk_password=talk_password,
+            timeout=timeout,
+            ca_file=ca_file,
+            ssl_context=ssl_context,
+        )
 
     @property
     def endpoint_id(self) -> str:
