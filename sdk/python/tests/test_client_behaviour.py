@@ -224,3 +224,25 @@ def test_close_on_a_stalled_connection_returns_promptly_and_fails_the_send(
     assert err.value.code == "closed"
     assert a.client.state == "offline"
     assert a.states.snapshot()[-1].state == "offline", "the last change reached the callback"
+
+
+def test_close_releases_threads_and_sockets(harness: Harness, clients: Clients, proxy: Proxy) -> None:
+    import os
+    import threading
+
+    ep = harness.endpoint()
+    url = f"ws://{proxy.address}/mqtt"
+    warm = clients.online(url, ep)
+    warm.client.close()
+    threads_before = threading.active_count()
+    fds_before = len(os.listdir("/proc/self/fd"))
+    for _ in range(5):
+        t = clients.online(url, ep)
+        proxy.cut()  # one reconnect: a second network thread and paho client
+        t.states.wait_count(2, lambda s: s.state == "online", "online again")
+        t.client.close()
+    deadline = time.monotonic() + WAIT
+    while threading.active_count() > threads_before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert threading.active_count() <= threads_before, [x.name for x in threading.enumerate()]
+    assert len(os.listdir("/proc/self/fd")) <= fds_before + 2
