@@ -85,6 +85,9 @@ fi
 if [ -x sdk/go/run_tests.sh ]; then
   suite "Go SDK" '^# pass ([0-9]+)$' '^# fail ([0-9]+)$' bash sdk/go/run_tests.sh
 fi
+if [ -x sdk/python/run_tests.sh ]; then
+  suite "Python SDK" '^# pass ([0-9]+)$' '^# fail ([0-9]+)$' bash sdk/python/run_tests.sh
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -18,6 +18,9 @@ if [ -z "${DENO:-}" ] && ! command -v deno >/dev/null 2>&1; then
     exit 1
   fi
 fi
+if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
+  export PATH="/usr/local/go/bin:$PATH"
+fi
 if ! command -v go >/dev/null 2>&1; then
   echo "run_tests.sh: go not found (install Go 1.24 or newer)" >&2
   exit 1

@@ -1,0 +1,118 @@
+"""Application callbacks and the serial dispatcher that runs them (spec 9: callbacks run one at
+a time, in arrival order)."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from collections.abc import Awaitable, Callable
+from typing import Any, Generic, TypeVar
+
+A = TypeVar("A")
+
+#: Runs one application callback with its argument; the sync client runs it on its callback
+#: thread, the asyncio client awaits it on the application's loop.
+Invoke = Callable[[Callable[[Any], Any], Any], Awaitable[None]]
+
+
+class Listeners(Generic[A]):
+    """A set of callbacks; ``add`` returns the function that removes the callback. Safe to call
+    from any thread (copy on write)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._fns: tuple[Callable[[A], Any], ...] = ()
+        self._waiters: list[asyncio.Future[None]] = []
+
+    def __len__(self) -> int:
+        return len(self._fns)
+
+    def snapshot(self) -> tuple[Callable[[A], Any], ...]:
+        return self._fns
+
+    def add(self, fn: Callable[[A], Any]) -> Callable[[], None]:
+        self._fns = (*self._fns, fn)
+        try:
+            self._loop.call_soon_threadsafe(self._wake)
+        except RuntimeError:
+            pass  # the loop is closed: nothing waits any more
+
+        def remove() -> None:
+            self._fns = tuple(f for f in self._fns if f is not fn)
+
+        return remove
+
+    def when_any(self) -> asyncio.Future[None]:
+        """Resolves once at least one callback is registered (on the client's loop)."""
+        future: asyncio.Future[None] = self._loop.create_future()
+        if self._fns:
+            future.set_result(None)
+        else:
+            self._waiters.append(future)
+        return future
+
+    def _wake(self) -> None:
+        if not self._fns:
+            return
+        waiters, self._waiters = self._waiters, []
+        for w in waiters:
+            if not w.done():
+                w.set_result(None)
+
+
+class Dispatcher:
+    """Runs tasks one at a time in the order they were queued; errors go to ``on_error``."""
+
+    def __init__(self, invoke: Invoke, on_error: Callable[[BaseException], None]) -> None:
+        self._invoke = invoke
+        self._on_error = on_error
+        self._tasks: collections.deque[Callable[[], Awaitable[None]]] = collections.deque()
+        self._running: asyncio.Task[None] | None = None
+        self._idle: list[asyncio.Future[None]] = []
+
+    def serial(self, task: Callable[[], Awaitable[None]]) -> None:
+        """Queues ``task`` behind every task queued before it."""
+        self._tasks.append(task)
+        if self._running is None:
+            self._running = asyncio.get_running_loop().create_task(self._drain())
+
+    async def run(self, listeners: Listeners[A], arg: A) -> None:
+        """Calls every callback of ``listeners`` in turn; the first error propagates."""
+        for fn in listeners.snapshot():
+            await self._invoke(fn, arg)
+
+    def emit(self, listeners: Listeners[A], arg: A) -> None:
+        """Queues a call of every callback; each error goes to ``on_error``."""
+
+        async def task() -> None:
+            for fn in listeners.snapshot():
+                try:
+                    await self._invoke(fn, arg)
+                except Exception as err:  # noqa: BLE001 - application code
+                    self._on_error(err)
+
+        self.serial(task)
+
+    def idle(self) -> asyncio.Future[None]:
+        """Resolves when every task queued so far has run."""
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if self._running is None:
+            future.set_result(None)
+        else:
+            self._idle.append(future)
+        return future
+
+    async def _drain(self) -> None:
+        try:
+            while self._tasks:
+                task = self._tasks.popleft()
+                try:
+                    await task()
+                except Exception as err:  # noqa: BLE001 - application code
+                    self._on_error(err)
+        finally:
+            self._running = None
+            idle, self._idle = self._idle, []
+            for f in idle:
+                if not f.done():
+                    f.set_result(None)
