@@ -209,3 +209,39 @@ def test_addresses() -> None:
     assert register_url("mqtt://10.0.0.5:7443") == "http://10.0.0.5:7443/api/client/register"
     with pytest.raises(ValueError):
         connection_address("ftp://h")
+
+
+def test_listeners_hand_events_fired_before_the_first_callback_to_it_in_order() -> None:
+    """The sync client starts connecting on its own thread at once, so ``connecting`` can fire
+    before ``on_connection`` is called; the first callback must still see it, in order."""
+    from nixmsg.listeners import Dispatcher, Listeners
+
+    async def scenario() -> list[str]:
+        loop = asyncio.get_running_loop()
+        seen: list[str] = []
+
+        async def invoke(fn: Any, arg: Any) -> None:
+            fn(arg)
+
+        d = Dispatcher(invoke, lambda err: None)
+        states: Listeners[str] = Listeners(loop, keep_unheard=True)
+        def replay() -> None:
+            loop.call_soon_threadsafe(d.flush, states)
+
+        states.on_replay = replay
+        d.emit(states, "connecting")
+        await d.idle()
+        d.emit(states, "online")
+        states.add(seen.append)  # added while "online" is queued but not yet delivered
+        await d.idle()
+        await asyncio.sleep(0)  # the replay flush is queued through the loop
+        await d.idle()
+        d.emit(states, "reconnecting")
+        await d.idle()
+        late: list[str] = []
+        states.add(late.append)
+        d.emit(states, "online")
+        await d.idle()
+        return seen + ["|"] + late
+
+    assert asyncio.run(scenario()) == ["connecting", "online", "reconnecting", "online", "|", "online"]

@@ -87,8 +87,10 @@ class ClientCore:
         on_error: Callable[[BaseException], None] = o.on_callback_error or _log_callback_error
         self._on_error = on_error
         self.dispatcher = Dispatcher(invoke, on_error)
-        self.sessions: Listeners[str] = Listeners(loop)
-        self.connections: Listeners[ConnectionEvent] = Listeners(loop)
+        self.sessions: Listeners[str] = Listeners(loop, keep_unheard=True)
+        self.connections: Listeners[ConnectionEvent] = Listeners(loop, keep_unheard=True)
+        self.sessions.on_replay = lambda: self._flush_later(self.sessions)
+        self.connections.on_replay = lambda: self._flush_later(self.connections)
         self._pending = PendingRequests(o.request_timeout)
         self._queue = SendQueue(capacity=o.queue_capacity, max_in_flight=o.max_in_flight)
         self.receiver = Receiver(
@@ -224,6 +226,12 @@ class ClientCore:
     def _issued(self, token: str) -> None:
         self._issued_token = token
         self.dispatcher.emit(self.sessions, token)
+
+    def _flush_later(self, listeners: Listeners[Any]) -> None:
+        try:
+            self.loop.call_soon_threadsafe(self.dispatcher.flush, listeners)
+        except RuntimeError:
+            pass  # the loop is closed: the client is gone
 
     def _set_state(self, event: ConnectionEvent) -> None:
         self.state = event.state

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, Generic, TypeVar
 
 A = TypeVar("A")
+
+#: Most events a listener set keeps for its first callback (see ``keep_unheard``).
+UNHEARD_MAX = 32
 
 #: Runs one application callback with its argument; the sync client runs it on its callback
 #: thread, the asyncio client awaits it on the application's loop.
@@ -19,10 +23,18 @@ class Listeners(Generic[A]):
     """A set of callbacks; ``add`` returns the function that removes the callback. Safe to call
     from any thread (copy on write)."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, keep_unheard: bool = False) -> None:
         self._loop = loop
         self._fns: tuple[Callable[[A], Any], ...] = ()
         self._waiters: list[asyncio.Future[None]] = []
+        # The client starts connecting on its own thread as soon as it is made, so its first
+        # state and session events can fire before the application adds a callback. With
+        # ``keep_unheard`` those events are kept and handed to the first callback, in order.
+        self._lock = threading.Lock()
+        self._unheard: list[A] | None = [] if keep_unheard else None
+        self._replay: list[A] = []
+        #: Called (from any thread) when kept events wait for delivery; the core queues a flush.
+        self.on_replay: Callable[[], None] | None = None
 
     def __len__(self) -> int:
         return len(self._fns)
@@ -30,8 +42,27 @@ class Listeners(Generic[A]):
     def snapshot(self) -> tuple[Callable[[A], Any], ...]:
         return self._fns
 
+    def take(self, arg: A | None, has_arg: bool) -> tuple[tuple[Callable[[A], Any], ...], list[A]]:
+        """The callbacks to call now and the events to hand them first. With no callback yet and
+        ``keep_unheard``, ``arg`` is kept instead."""
+        with self._lock:
+            fns = self._fns
+            if not fns:
+                if has_arg and self._unheard is not None and len(self._unheard) < UNHEARD_MAX:
+                    self._unheard.append(arg)  # type: ignore[arg-type]
+                return (), []
+            replay, self._replay = self._replay, []
+            return fns, replay
+
     def add(self, fn: Callable[[A], Any]) -> Callable[[], None]:
-        self._fns = (*self._fns, fn)
+        replay = False
+        with self._lock:
+            self._fns = (*self._fns, fn)
+            if self._unheard is not None:
+                self._replay, self._unheard = self._unheard, None
+                replay = bool(self._replay)
+        if replay and self.on_replay is not None:
+            self.on_replay()
         try:
             self._loop.call_soon_threadsafe(self._wake)
         except RuntimeError:
@@ -83,13 +114,22 @@ class Dispatcher:
 
     def emit(self, listeners: Listeners[A], arg: A) -> None:
         """Queues a call of every callback; each error goes to ``on_error``."""
+        self._deliver(listeners, arg, True)
 
+    def flush(self, listeners: Listeners[A]) -> None:
+        """Queues the delivery of events kept for a first callback (``keep_unheard``)."""
+        self._deliver(listeners, None, False)
+
+    def _deliver(self, listeners: Listeners[A], arg: A | None, has_arg: bool) -> None:
         async def task() -> None:
-            for fn in listeners.snapshot():
-                try:
-                    await self._invoke(fn, arg)
-                except Exception as err:  # noqa: BLE001 - application code
-                    self._on_error(err)
+            fns, earlier = listeners.take(arg, has_arg)
+            args: list[A] = [*earlier, arg] if has_arg else earlier  # type: ignore[list-item]
+            for a in args:
+                for fn in fns:
+                    try:
+                        await self._invoke(fn, a)
+                    except Exception as err:  # noqa: BLE001 - application code
+                        self._on_error(err)
 
         self.serial(task)
 
