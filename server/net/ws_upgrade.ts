@@ -48,6 +48,13 @@ export function createWsUpgrader(opts: { onMqtt: MqttHandler; log: Logger }): Ws
   });
 
   const accept = (ws: WebSocket, peer: PeerInfo) => {
+    // Without an 'error' listener, one invalid frame from the peer (an unmasked frame, a bad
+    // close code) is thrown from the socket's data handler and ends the process. ws closes the
+    // connection itself after emitting it; terminate covers any other path.
+    ws.on("error", (err) => {
+      log.debug("WebSocket error", { error: err.message, remote: peer.remoteAddress });
+      ws.terminate();
+    });
     if (ws.protocol !== MQTT_SUBPROTOCOL) {
       log.debug("WebSocket closed: subprotocol mqtt not offered", { remote: peer.remoteAddress });
       ws.close(CLOSE_PROTOCOL_ERROR, "Subprotocol mqtt required");
