@@ -67,6 +67,7 @@ export const DEFAULT_CONFIG: Config = deepFreeze({
     max_pending_per_sender: 10000,
     max_pending_per_receiver: 10000,
     max_clients: 2000,
+    max_queued_bytes: 8388608,
   },
   timeouts: { first_byte_seconds: 10, hello_seconds: 30, shutdown_drain_seconds: 10 },
   writer: { max_batch: 256, max_wait_ms: 2 },
@@ -106,6 +107,8 @@ const LIMIT_RULES: { readonly [K in keyof LimitsConfig]: IntRule } = {
   max_pending_per_sender: { min: 0 }, // 0 = unlimited (spec 11.1)
   max_pending_per_receiver: { min: 0 },
   max_clients: { min: 1 },
+  // Above the largest frame (max_frame_bytes is at most 786432), so one big push always fits.
+  max_queued_bytes: { min: 1048576 },
 };
 
 const WRITER_RULES: { readonly [K in keyof WriterConfig]: IntRule } = {

@@ -23,6 +23,8 @@ export interface LimitsConfig {
   readonly max_pending_per_receiver: number;
   /** Maximum simultaneous MQTT clients (spec 5 MaximumClients). */
   readonly max_clients: number;
+  /** Most bytes queued for one connection that is not reading; past it, it is closed. */
+  readonly max_queued_bytes: number;
 }
 
 export interface TimeoutsConfig {

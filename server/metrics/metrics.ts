@@ -70,6 +70,26 @@ export function countLockout(kind: string, rule: string, event: "start" | "end")
   lockoutEvents.inc({ kind, rule, event });
 }
 
+const connectionsClosed = new Counter({
+  name: "nixmsg_connections_closed_total",
+  help: "Connections the listener closed to protect the server, by reason",
+  labelNames: ["reason"] as const,
+  registers: [shared],
+});
+
+/** Why the listener closed a connection on its own (bounded label values). */
+export type ClosedConnectionReason =
+  | "slow_consumer"
+  | "http_deadline"
+  | "http_cap"
+  | "total_cap"
+  | "ip_cap";
+
+/** Counts one connection the listener closed to protect the server (issues 10 and 18). */
+export function countClosedConnection(reason: ClosedConnectionReason): void {
+  connectionsClosed.inc({ reason });
+}
+
 /** Records the time from a delivery's due time to its first push, in ms (spec 4.3). */
 export function observeDuePush(ms: number): void {
   duePush.observe(Math.max(0, ms) / 1000);

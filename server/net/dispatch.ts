@@ -8,6 +8,7 @@ import type { Duplex } from "node:stream";
 import { type SecureContext, TLSSocket } from "node:tls";
 import type { Logger } from "../log/log.ts";
 import { normalizeIp } from "./ip.ts";
+import { capQueuedBytes, logSlowConsumer } from "./queue_cap.ts";
 import { classifyFirstByte, sniffFirstByte } from "./sniff.ts";
 import type { MqttHandler } from "./types.ts";
 
@@ -29,6 +30,8 @@ export interface DispatchSettings {
   readonly facts: WeakMap<Duplex, ConnFacts>;
   /** Registers a stream so that closing the listener destroys it. */
   readonly track: (stream: Duplex) => void;
+  /** Most bytes queued for one MQTT connection before it is closed as a slow consumer. */
+  readonly maxQueuedBytes: number;
   readonly log: Logger;
 }
 
@@ -54,7 +57,7 @@ export async function dispatchConnection(raw: Socket, s: DispatchSettings): Prom
   const kind = classifyFirstByte(first);
   if (kind !== "tls") {
     if (s.tls !== null && !s.tls.allowPlaintext) return drop("plaintext refused", { first });
-    return handOff(raw, first, { remoteAddress, secure: false }, s, drop);
+    return handOff(raw, raw, first, { remoteAddress, secure: false }, s, drop);
   }
   if (s.tls === null) return drop("TLS without a certificate");
 
@@ -76,12 +79,16 @@ export async function dispatchConnection(raw: Socket, s: DispatchSettings): Prom
     drop(reason, extra);
   };
   if (classifyFirstByte(inner) === "tls") return closeBoth("TLS inside TLS");
-  handOff(tls, inner, { remoteAddress, secure: true }, s, closeBoth);
+  handOff(tls, raw, inner, { remoteAddress, secure: true }, s, closeBoth);
 }
 
-/** Hands a sniffed plaintext stream (raw, or decrypted TLS) to HTTP or MQTT, or drops it. */
+/**
+ * Hands a sniffed plaintext stream (raw, or decrypted TLS over `raw`) to HTTP or MQTT, or drops
+ * it.
+ */
 function handOff(
   stream: Socket,
+  raw: Socket,
   first: number,
   facts: ConnFacts,
   s: DispatchSettings,
@@ -96,6 +103,13 @@ function handOff(
   }
   if (kind !== "mqtt") return drop("unknown first byte", { first });
   if (s.onMqtt === null) return drop("MQTT on admin_listen");
+  // issue 10: a client that stops reading may not pin the memory of its queued packets.
+  capQueuedBytes(stream, {
+    maxBytes: s.maxQueuedBytes,
+    queued: () => stream.writableLength + (raw === stream ? 0 : raw.writableLength),
+    onOver: (queued) =>
+      logSlowConsumer(s.log, "tcp", facts.remoteAddress, queued, s.maxQueuedBytes),
+  });
   try {
     s.onMqtt({ transport: "tcp", stream, ...facts });
   } catch (err) {

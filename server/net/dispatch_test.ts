@@ -37,6 +37,7 @@ async function withDispatch(
       open.add(s);
       s.once("close", () => open.delete(s));
     },
+    maxQueuedBytes: 8 << 20,
     log: memoryLog().log,
     ...overrides,
   };

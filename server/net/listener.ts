@@ -107,6 +107,7 @@ async function openEndpoint(
     http,
     onMqtt: role === "listen" ? sh.opts.onMqtt : null,
     facts,
+    maxQueuedBytes: config.limits.max_queued_bytes,
     track: (stream) => {
       sh.open.add(stream);
       stream.once("close", () => sh.open.delete(stream));
@@ -176,7 +177,11 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
     opts,
     trusted,
     certs,
-    ws: createWsUpgrader({ onMqtt: opts.onMqtt, log }),
+    ws: createWsUpgrader({
+      onMqtt: opts.onMqtt,
+      log,
+      maxQueuedBytes: config.limits.max_queued_bytes,
+    }),
     open: new Set(),
   };
 
