@@ -68,8 +68,15 @@ export const DEFAULT_CONFIG: Config = deepFreeze({
     max_pending_per_receiver: 10000,
     max_clients: 2000,
     max_queued_bytes: 8388608,
+    max_http_connections: 1000,
   },
-  timeouts: { first_byte_seconds: 10, hello_seconds: 30, shutdown_drain_seconds: 10 },
+  timeouts: {
+    first_byte_seconds: 10,
+    hello_seconds: 30,
+    shutdown_drain_seconds: 10,
+    http_headers_seconds: 10,
+    http_body_seconds: 30,
+  },
   writer: { max_batch: 256, max_wait_ms: 2 },
   session_idle_days: 30,
   record_retention_days: 7,
@@ -109,6 +116,7 @@ const LIMIT_RULES: { readonly [K in keyof LimitsConfig]: IntRule } = {
   max_clients: { min: 1 },
   // Above the largest frame (max_frame_bytes is at most 786432), so one big push always fits.
   max_queued_bytes: { min: 1048576 },
+  max_http_connections: { min: 1 },
 };
 
 const WRITER_RULES: { readonly [K in keyof WriterConfig]: IntRule } = {

@@ -25,6 +25,8 @@ export interface LimitsConfig {
   readonly max_clients: number;
   /** Most bytes queued for one connection that is not reading; past it, it is closed. */
   readonly max_queued_bytes: number;
+  /** Most connections speaking HTTP at once on each listener (WebSockets leave the count). */
+  readonly max_http_connections: number;
 }
 
 export interface TimeoutsConfig {
@@ -34,6 +36,10 @@ export interface TimeoutsConfig {
   readonly hello_seconds: number;
   /** How long shutdown waits for the write queue to drain (spec 7.8). */
   readonly shutdown_drain_seconds: number;
+  /** An HTTP request's headers must arrive within this long (from connect or the last response). */
+  readonly http_headers_seconds: number;
+  /** An HTTP request's body must arrive within this long after its headers. */
+  readonly http_body_seconds: number;
 }
 
 export interface WriterConfig {

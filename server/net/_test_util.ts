@@ -83,6 +83,8 @@ export interface TestConfigOverrides {
   readonly trusted_proxies?: readonly string[];
   readonly tls?: Partial<Config["tls"]>;
   readonly first_byte_seconds?: number;
+  readonly timeouts?: Partial<Config["timeouts"]>;
+  readonly limits?: Partial<Config["limits"]>;
 }
 
 /** A config on 127.0.0.1 port 0 with a short first-byte timeout. */
@@ -94,7 +96,12 @@ export function testConfig(o: TestConfigOverrides): Config {
     data_dir: o.data_dir,
     trusted_proxies: o.trusted_proxies ?? [],
     tls: { ...DEFAULT_CONFIG.tls, ...o.tls },
-    timeouts: { ...DEFAULT_CONFIG.timeouts, first_byte_seconds: o.first_byte_seconds ?? 2 },
+    timeouts: {
+      ...DEFAULT_CONFIG.timeouts,
+      first_byte_seconds: o.first_byte_seconds ?? 2,
+      ...o.timeouts,
+    },
+    limits: { ...DEFAULT_CONFIG.limits, ...o.limits },
   };
 }
 

@@ -25,6 +25,8 @@ export interface DispatchSettings {
   /** The TLS side; null when no certificate is configured (plaintext only). */
   readonly tls: { readonly context: () => SecureContext; readonly allowPlaintext: boolean } | null;
   readonly http: HttpServer;
+  /** Takes a connection for HTTP; false when HTTP is at its connection cap (then dropped). */
+  readonly admitHttp: (stream: Duplex, remoteAddress: string) => boolean;
   /** Receives raw MQTT; null on `admin_listen`, where a 0x10 first byte is closed (spec 4.2). */
   readonly onMqtt: MqttHandler | null;
   readonly facts: WeakMap<Duplex, ConnFacts>;
@@ -96,6 +98,7 @@ function handOff(
 ): void {
   const kind = classifyFirstByte(first);
   if (kind === "http") {
+    if (!s.admitHttp(stream, facts.remoteAddress)) return drop("too many HTTP connections");
     s.facts.set(stream, facts);
     s.http.emit("connection", stream);
     stream.resume();

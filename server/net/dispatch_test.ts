@@ -28,6 +28,7 @@ async function withDispatch(
     firstByteMs: 2000,
     tls: null,
     http,
+    admitHttp: () => true,
     onMqtt: (c) => {
       conns.push(c);
       first.resolve(c);

@@ -15,6 +15,7 @@ import type { Logger } from "../log/log.ts";
 import { formatHostPort, type HostPort, parseListenAddress, writeAddressFile } from "./address.ts";
 import { parseTrustedProxies, peerInfo, type TrustedProxies } from "./client_ip.ts";
 import { type ConnFacts, dispatchConnection, type DispatchSettings } from "./dispatch.ts";
+import { HttpGuard } from "./http_guard.ts";
 import { normalizeIp } from "./ip.ts";
 import { CertReloader } from "./tls_context.ts";
 import type { MqttHandler, PeerInfo } from "./types.ts";
@@ -43,7 +44,10 @@ export interface Listeners {
   close(): Promise<void>;
 }
 
-/** Idle time after which an HTTP connection is dropped. Long enough for a slow CSV import. */
+/**
+ * Idle time after which an HTTP connection is dropped, on top of the header and body deadlines
+ * of {@linkcode HttpGuard}: it also covers a response the peer does not read.
+ */
 const HTTP_IDLE_MS = 120_000;
 
 /** The scopes each listener serves (spec 4.3). */
@@ -67,6 +71,7 @@ interface Shared {
 interface Endpoint {
   readonly server: Server;
   readonly address: HostPort;
+  readonly guard: HttpGuard;
 }
 
 async function openEndpoint(
@@ -86,6 +91,12 @@ async function openEndpoint(
 
   const http = createHttpServer();
   http.timeout = HTTP_IDLE_MS;
+  const guard = new HttpGuard(http, {
+    headersMs: config.timeouts.http_headers_seconds * 1000,
+    bodyMs: config.timeouts.http_body_seconds * 1000,
+    maxConnections: config.limits.max_http_connections,
+    log,
+  });
   http.on("request", (req, res) => {
     if (mqttHere && pathOf(req) === "/mqtt") {
       return sendError(res, 426, "bad_request", "WebSocket upgrade with subprotocol mqtt required");
@@ -105,6 +116,7 @@ async function openEndpoint(
       ? null
       : { context: () => certs.context, allowPlaintext: config.tls.allow_plaintext },
     http,
+    admitHttp: (stream, remote) => guard.admit(stream, remote),
     onMqtt: role === "listen" ? sh.opts.onMqtt : null,
     facts,
     maxQueuedBytes: config.limits.max_queued_bytes,
@@ -132,6 +144,7 @@ async function openEndpoint(
     await writeAddressFile(config.data_dir, `${role}.addr`, address);
   } catch (err) {
     await closeServer(server);
+    guard.close();
     throw err;
   }
   log.info("Listening", {
@@ -140,7 +153,7 @@ async function openEndpoint(
     tls: certs !== null,
     scopes: [...scopes].join(","),
   });
-  return { server, address };
+  return { server, address, guard };
 }
 
 function closeServer(server: Server): Promise<void> {
@@ -193,6 +206,7 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
     for (const stream of sh.open) stream.destroy();
     sh.open.clear();
     await Promise.all(closing);
+    for (const e of endpoints) e.guard.close();
     sh.ws.close();
   };
   try {
