@@ -146,7 +146,10 @@ export async function startServer(
     app.presence = new Presence(app, mqtt);
 
     const routes: Route[] = [
-      ...healthRoutes({ ready: () => writer.healthy }),
+      ...healthRoutes({
+        ready: () => writer.healthy,
+        acceptImpaired: () => listeners?.acceptImpaired() ?? false,
+      }),
       ...registrationRoutes(app),
       ...adminRoutes(app, mqtt),
       ...metricsRoutes(app),

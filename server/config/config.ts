@@ -69,6 +69,8 @@ export const DEFAULT_CONFIG: Config = deepFreeze({
     max_clients: 2000,
     max_queued_bytes: 8388608,
     max_http_connections: 1000,
+    max_connections: 0,
+    max_connections_per_ip: 0,
   },
   timeouts: {
     first_byte_seconds: 10,
@@ -117,6 +119,8 @@ const LIMIT_RULES: { readonly [K in keyof LimitsConfig]: IntRule } = {
   // Above the largest frame (max_frame_bytes is at most 786432), so one big push always fits.
   max_queued_bytes: { min: 1048576 },
   max_http_connections: { min: 1 },
+  max_connections: { min: 0 }, // 0 = open-files limit minus headroom (issue 18)
+  max_connections_per_ip: { min: 0 }, // 0 = a quarter of max_connections
 };
 
 const WRITER_RULES: { readonly [K in keyof WriterConfig]: IntRule } = {

@@ -27,6 +27,10 @@ export interface LimitsConfig {
   readonly max_queued_bytes: number;
   /** Most connections speaking HTTP at once on each listener (WebSockets leave the count). */
   readonly max_http_connections: number;
+  /** Most TCP connections open at once; 0 derives it from the open-files limit. */
+  readonly max_connections: number;
+  /** Most connections from one client address; 0 means a quarter of max_connections. */
+  readonly max_connections_per_ip: number;
 }
 
 export interface TimeoutsConfig {

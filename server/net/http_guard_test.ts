@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { Socket } from "node:net";
 import { withListeners } from "./_listener_harness.ts";
-import { closeOf, connectTcp, fetchHttp, within } from "./_test_util.ts";
+import { closeOf, connectTcp, fetchHttp } from "./_test_util.ts";
 
 const SHORT = { timeouts: { http_headers_seconds: 0.5, http_body_seconds: 1 } };
 
