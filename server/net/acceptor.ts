@@ -40,6 +40,12 @@ export class Acceptor {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
   #impairedSince: number | null = null;
+  /** The accept count at the last check. */
+  #lastSeen = -1;
+  /** Failed probes in a row. */
+  #missed = 0;
+  /** Ends the probe in flight, if any, with its outcome. */
+  #probing: ((problem: string | null) => void) | null = null;
 
   private constructor(o: AcceptorOptions) {
     this.#o = o;
@@ -70,6 +76,7 @@ export class Acceptor {
   close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#timer);
+    this.#probing?.("closed");
     setAcceptImpaired(this.#o.role, false);
     return closeServer(this.#server);
   }
@@ -77,6 +84,7 @@ export class Acceptor {
   #create(): Server {
     const server = createServer((socket) => {
       this.#accepted++;
+      this.#probing?.(null);
       this.#o.onSocket(socket);
     });
     server.on("error", (err) => {
@@ -126,30 +134,26 @@ export class Acceptor {
     this.#schedule(IMPAIRED_CHECK_MS);
   }
 
-  #lastSeen = -1;
-  /** Failed probes in a row. */
-  #missed = 0;
-
   /** Connects to this listener; resolves null once it was accepted, else what went wrong. */
   #probe(): Promise<string | null> {
-    const before = this.#accepted;
     const { host, port } = dialable(this.#address);
     return new Promise((resolve) => {
       let socket: Socket | null = null;
+      let done = false;
       const finish = (problem: string | null) => {
+        if (done) return;
+        done = true;
         clearTimeout(timer);
-        clearInterval(poll);
+        this.#probing = null;
         socket?.destroy();
         resolve(problem);
       };
+      // Any accept proves the socket works, the probe's own or another client's.
+      this.#probing = finish;
       const timer = setTimeout(
         () => finish("a test connection was not accepted"),
         this.#o.probeMs ?? PROBE_MS,
       );
-      // The accept callback runs on this thread: check it each turn of the loop until accepted.
-      const poll = setInterval(() => {
-        if (this.#accepted > before) finish(null);
-      }, 5);
       try {
         socket = connect({ host, port });
         socket.on("error", (err) => finish(`a test connection failed: ${err.message}`));
