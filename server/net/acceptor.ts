@@ -189,11 +189,13 @@ export class Acceptor {
     try {
       await this.#listen(this.#address.host, this.#address.port);
     } catch (err) {
-      this.#o.log.debug("Reopening the listener failed", {
+      this.#o.log.debug("Reopening the listener failed; retrying", {
         role: this.#o.role,
         error: (err as Error).message,
       });
     }
+    // close() ran while the new socket was being opened: it must not stay open.
+    if (this.#closed) await closeServer(this.#server);
   }
 }
 
