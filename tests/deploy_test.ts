@@ -46,3 +46,15 @@ Deno.test("the image's built-in config is valid and keeps data in /data", async 
   assert.equal(config.data_dir, "/data");
   assert.equal(config.listen, ":7443");
 });
+
+Deno.test("the compose file and the systemd unit raise the open-files limit above max_clients", async () => {
+  const doc = parse(await read("deploy/docker-compose.yml")) as {
+    services: Record<string, { ulimits?: { nofile?: { soft: number; hard: number } } }>;
+  };
+  const nofile = doc.services.nixmsg.ulimits?.nofile;
+  const maxClients = parseConfig("").limits.max_clients;
+  assert.ok(nofile !== undefined && nofile.soft > maxClients * 2, JSON.stringify(nofile));
+  const ops = await read("docs/operations.md");
+  const unit = /^LimitNOFILE=(\d+)$/m.exec(ops);
+  assert.ok(unit !== null && Number(unit[1]) > maxClients * 2);
+});

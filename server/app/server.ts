@@ -190,7 +190,10 @@ async function startLocked(
     // spec 4.3, 7.8: ready means a real write and a real read succeed now.
     const readiness = new Readiness(writer, { path, log });
     const routes: Route[] = [
-      ...healthRoutes({ ready: () => readiness.check() }),
+      ...healthRoutes({
+        ready: () => readiness.check(),
+        acceptImpaired: () => listeners?.acceptImpaired() ?? false,
+      }),
       ...registrationRoutes(app),
       ...adminRoutes(app, mqtt),
       ...metricsRoutes(app),

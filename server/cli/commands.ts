@@ -17,6 +17,7 @@ import { readNewPassword } from "./prompt.ts";
 import { healthcheck } from "./healthcheck.ts";
 import { argon2SelfCheck } from "./self_check.ts";
 import { versionLines } from "./version_info.ts";
+import { installCrashGuard } from "../net/crash_guard.ts";
 
 /** Where a command writes: stdout for results, stderr for diagnostics. */
 export interface Io {
@@ -118,6 +119,8 @@ export const commands: Record<string, Command> = {
         return 1;
       }
       const log = new Logger(config.log.level);
+      // issue 10: no error from one broken peer may end the process.
+      const uninstall = installCrashGuard(log);
       try {
         const server = await startServer(config, log);
         await waitForStopSignal();
@@ -131,6 +134,8 @@ export const commands: Record<string, Command> = {
         log.error("startup failed", { error: (err as Error).message });
         io.err(`Cannot start: ${(err as Error).message}`);
         return 1;
+      } finally {
+        uninstall();
       }
     },
   },

@@ -67,8 +67,18 @@ export const DEFAULT_CONFIG: Config = deepFreeze({
     max_pending_per_sender: 10000,
     max_pending_per_receiver: 10000,
     max_clients: 2000,
+    max_queued_bytes: 8388608,
+    max_http_connections: 1000,
+    max_connections: 0,
+    max_connections_per_ip: 0,
   },
-  timeouts: { first_byte_seconds: 10, hello_seconds: 30, shutdown_drain_seconds: 10 },
+  timeouts: {
+    first_byte_seconds: 10,
+    hello_seconds: 30,
+    shutdown_drain_seconds: 10,
+    http_headers_seconds: 10,
+    http_body_seconds: 30,
+  },
   writer: { max_batch: 256, max_wait_ms: 2 },
   session_idle_days: 30,
   record_retention_days: 7,
@@ -106,6 +116,11 @@ const LIMIT_RULES: { readonly [K in keyof LimitsConfig]: IntRule } = {
   max_pending_per_sender: { min: 0 }, // 0 = unlimited (spec 11.1)
   max_pending_per_receiver: { min: 0 },
   max_clients: { min: 1 },
+  // Above the largest frame (max_frame_bytes is at most 786432), so one big push always fits.
+  max_queued_bytes: { min: 1048576 },
+  max_http_connections: { min: 1 },
+  max_connections: { min: 0 }, // 0 = open-files limit minus headroom (issue 18)
+  max_connections_per_ip: { min: 0 }, // 0 = a quarter of max_connections
 };
 
 const WRITER_RULES: { readonly [K in keyof WriterConfig]: IntRule } = {

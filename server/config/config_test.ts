@@ -254,7 +254,11 @@ Deno.test("DEFAULT_CONFIG matches spec 11.1 and our documented extra keys", () =
     first_byte_seconds: 10,
     hello_seconds: 30,
     shutdown_drain_seconds: 10,
+    http_headers_seconds: 10,
+    http_body_seconds: 30,
   });
+  assert.equal(DEFAULT_CONFIG.limits.max_queued_bytes, 8388608);
+  assert.equal(DEFAULT_CONFIG.limits.max_http_connections, 1000);
   assert.deepEqual(DEFAULT_CONFIG.writer, { max_batch: 256, max_wait_ms: 2 });
   assert.equal(DEFAULT_CONFIG.sqlite_synchronous, "FULL");
 });
@@ -398,4 +402,15 @@ Deno.test("loadConfig() fails when the file named by NIXMSG_CONFIG does not exis
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("limits.max_queued_bytes must leave room for the largest frame", () => {
+  assert.throws(
+    () => validateConfig({ limits: { max_queued_bytes: 1000 } }),
+    /limits\.max_queued_bytes: must be at least 1048576/,
+  );
+  assert.throws(
+    () => validateConfig({ timeouts: { http_headers_seconds: 0 } }),
+    /timeouts\.http_headers_seconds: must be greater than 0/,
+  );
 });

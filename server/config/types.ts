@@ -23,6 +23,14 @@ export interface LimitsConfig {
   readonly max_pending_per_receiver: number;
   /** Maximum simultaneous MQTT clients (spec 5 MaximumClients). */
   readonly max_clients: number;
+  /** Most bytes queued for one connection that is not reading; past it, it is closed. */
+  readonly max_queued_bytes: number;
+  /** Most connections speaking HTTP at once on each listener (WebSockets leave the count). */
+  readonly max_http_connections: number;
+  /** Most TCP connections open at once; 0 derives it from the open-files limit. */
+  readonly max_connections: number;
+  /** Most connections from one client address; 0 means a quarter of max_connections. */
+  readonly max_connections_per_ip: number;
 }
 
 export interface TimeoutsConfig {
@@ -32,6 +40,10 @@ export interface TimeoutsConfig {
   readonly hello_seconds: number;
   /** How long shutdown waits for the write queue to drain (spec 7.8). */
   readonly shutdown_drain_seconds: number;
+  /** An HTTP request's headers must arrive within this long (from connect or the last response). */
+  readonly http_headers_seconds: number;
+  /** An HTTP request's body must arrive within this long after its headers. */
+  readonly http_body_seconds: number;
 }
 
 export interface WriterConfig {

@@ -5,6 +5,8 @@ import type { Route } from "./types.ts";
 export interface HealthOptions {
   /** True when the database can be read and written now (spec 4.3 `/readyz`). */
   readonly ready: () => boolean | Promise<boolean>;
+  /** True while a listener cannot accept connections (issue 18); `/readyz` then fails too. */
+  readonly acceptImpaired?: () => boolean;
 }
 
 /**
@@ -33,8 +35,10 @@ export function healthRoutes(opts: HealthOptions): Route[] {
         } catch {
           ready = false;
         }
-        if (ready) ctx.json(200, { ok: true });
-        else ctx.error(503, "busy", "Not ready: the database cannot be used");
+        if (!ready) ctx.error(503, "busy", "Not ready: the database cannot be used");
+        else if (opts.acceptImpaired?.()) {
+          ctx.error(503, "busy", "Not ready: new connections cannot be accepted");
+        } else ctx.json(200, { ok: true });
       },
     },
   ];

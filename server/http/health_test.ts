@@ -35,3 +35,15 @@ Deno.test("the health checks are health-scope routes, served on every listener",
     "GET /readyz health",
   ]);
 });
+
+Deno.test("/readyz fails while a listener cannot accept connections", async () => {
+  let impaired = true;
+  const routes = healthRoutes({ ready: () => true, acceptImpaired: () => impaired });
+  await withApp(createRouter(routes, { log: silentLogger }), async (port) => {
+    const r = await fetchHttp(port, "/readyz");
+    assert.equal(r.status, 503);
+    assert.match((r.json as { error: { message: string } }).error.message, /accepted/);
+    impaired = false;
+    assert.equal((await fetchHttp(port, "/readyz")).status, 200);
+  });
+});

@@ -70,6 +70,55 @@ export function countLockout(kind: string, rule: string, event: "start" | "end")
   lockoutEvents.inc({ kind, rule, event });
 }
 
+const connectionsClosed = new Counter({
+  name: "nixmsg_connections_closed_total",
+  help: "Connections the listener closed to protect the server, by reason",
+  labelNames: ["reason"] as const,
+  registers: [shared],
+});
+
+/** Why the listener closed a connection on its own (bounded label values). */
+export type ClosedConnectionReason =
+  | "slow_consumer"
+  | "http_deadline"
+  | "http_cap"
+  | "total_cap"
+  | "ip_cap";
+
+/** Counts one connection the listener closed to protect the server (issues 10 and 18). */
+export function countClosedConnection(reason: ClosedConnectionReason): void {
+  connectionsClosed.inc({ reason });
+}
+
+const openConnections = new Gauge({
+  name: "nixmsg_open_connections",
+  help: "TCP connections open on the listeners, every protocol",
+  registers: [shared],
+});
+const acceptImpaired = new Gauge({
+  name: "nixmsg_accept_impaired",
+  help: "1 while a listener cannot accept connections (for example out of file descriptors)",
+  labelNames: ["listener"] as const,
+  registers: [shared],
+});
+const acceptOutages = new Counter({
+  name: "nixmsg_accept_outages_total",
+  help: "Times a listener stopped accepting connections",
+  labelNames: ["listener"] as const,
+  registers: [shared],
+});
+
+/** Sets the number of open TCP connections (issue 18). */
+export function setOpenConnections(n: number): void {
+  openConnections.set(n);
+}
+
+/** Marks a listener (`listen` or `admin`) as impaired or accepting again; counts each outage. */
+export function setAcceptImpaired(listener: string, impaired: boolean): void {
+  acceptImpaired.set({ listener }, impaired ? 1 : 0);
+  if (impaired) acceptOutages.inc({ listener });
+}
+
 /** Records the time from a delivery's due time to its first push, in ms (spec 4.3). */
 export function observeDuePush(ms: number): void {
   duePush.observe(Math.max(0, ms) / 1000);

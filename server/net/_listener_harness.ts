@@ -29,6 +29,12 @@ function routes(isReady: () => boolean): Route[] {
     ...healthRoutes({ ready: isReady }),
     { method: "GET", path: "/api/client/x", scope: "client", handler: echoPeer("client") },
     { method: "GET", path: "/api/admin/x", scope: "admin", handler: echoPeer("admin") },
+    {
+      method: "POST",
+      path: "/api/client/body",
+      scope: "client",
+      handler: async (ctx) => ctx.json(200, { bytes: (await ctx.body(1 << 20)).byteLength }),
+    },
   ];
 }
 

@@ -83,6 +83,8 @@ export interface TestConfigOverrides {
   readonly trusted_proxies?: readonly string[];
   readonly tls?: Partial<Config["tls"]>;
   readonly first_byte_seconds?: number;
+  readonly timeouts?: Partial<Config["timeouts"]>;
+  readonly limits?: Partial<Config["limits"]>;
 }
 
 /** A config on 127.0.0.1 port 0 with a short first-byte timeout. */
@@ -94,7 +96,12 @@ export function testConfig(o: TestConfigOverrides): Config {
     data_dir: o.data_dir,
     trusted_proxies: o.trusted_proxies ?? [],
     tls: { ...DEFAULT_CONFIG.tls, ...o.tls },
-    timeouts: { ...DEFAULT_CONFIG.timeouts, first_byte_seconds: o.first_byte_seconds ?? 2 },
+    timeouts: {
+      ...DEFAULT_CONFIG.timeouts,
+      first_byte_seconds: o.first_byte_seconds ?? 2,
+      ...o.timeouts,
+    },
+    limits: { ...DEFAULT_CONFIG.limits, ...o.limits },
   };
 }
 
@@ -117,10 +124,14 @@ export async function waitFor(
   }
 }
 
-/** Opens a TCP connection. */
-export function connectTcp(port: number, host = "127.0.0.1"): Promise<Socket> {
+/** Opens a TCP connection, from `localAddress` when given (another loopback address). */
+export function connectTcp(
+  port: number,
+  host = "127.0.0.1",
+  localAddress?: string,
+): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = netConnect(port, host, () => {
+    const socket = netConnect({ port, host, localAddress }, () => {
       socket.off("error", reject);
       resolve(socket);
     });
@@ -176,6 +187,8 @@ export interface FetchOptions {
   readonly tls?: boolean;
   /** Defaults to 127.0.0.1. */
   readonly host?: string;
+  /** The source address, e.g. 127.0.0.2 to appear as another client. */
+  readonly localAddress?: string;
 }
 
 /** Sends one request on a fresh connection that closes afterwards (no agent, no pooling). */
@@ -186,6 +199,7 @@ export function fetchHttp(port: number, path: string, o: FetchOptions = {}): Pro
       host: o.host ?? "127.0.0.1",
       port,
       path,
+      localAddress: o.localAddress,
       method: o.method ?? "GET",
       headers: { Connection: "close", ...o.headers },
       agent: false,

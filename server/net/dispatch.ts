@@ -8,6 +8,7 @@ import type { Duplex } from "node:stream";
 import { type SecureContext, TLSSocket } from "node:tls";
 import type { Logger } from "../log/log.ts";
 import { normalizeIp } from "./ip.ts";
+import { capQueuedBytes, logSlowConsumer } from "./queue_cap.ts";
 import { classifyFirstByte, sniffFirstByte } from "./sniff.ts";
 import type { MqttHandler } from "./types.ts";
 
@@ -24,11 +25,15 @@ export interface DispatchSettings {
   /** The TLS side; null when no certificate is configured (plaintext only). */
   readonly tls: { readonly context: () => SecureContext; readonly allowPlaintext: boolean } | null;
   readonly http: HttpServer;
+  /** Takes a connection for HTTP; false when HTTP is at its connection cap (then dropped). */
+  readonly admitHttp: (stream: Duplex, remoteAddress: string) => boolean;
   /** Receives raw MQTT; null on `admin_listen`, where a 0x10 first byte is closed (spec 4.2). */
   readonly onMqtt: MqttHandler | null;
   readonly facts: WeakMap<Duplex, ConnFacts>;
   /** Registers a stream so that closing the listener destroys it. */
   readonly track: (stream: Duplex) => void;
+  /** Most bytes queued for one MQTT connection before it is closed as a slow consumer. */
+  readonly maxQueuedBytes: number;
   readonly log: Logger;
 }
 
@@ -54,7 +59,7 @@ export async function dispatchConnection(raw: Socket, s: DispatchSettings): Prom
   const kind = classifyFirstByte(first);
   if (kind !== "tls") {
     if (s.tls !== null && !s.tls.allowPlaintext) return drop("plaintext refused", { first });
-    return handOff(raw, first, { remoteAddress, secure: false }, s, drop);
+    return handOff(raw, raw, first, { remoteAddress, secure: false }, s, drop);
   }
   if (s.tls === null) return drop("TLS without a certificate");
 
@@ -76,12 +81,16 @@ export async function dispatchConnection(raw: Socket, s: DispatchSettings): Prom
     drop(reason, extra);
   };
   if (classifyFirstByte(inner) === "tls") return closeBoth("TLS inside TLS");
-  handOff(tls, inner, { remoteAddress, secure: true }, s, closeBoth);
+  handOff(tls, raw, inner, { remoteAddress, secure: true }, s, closeBoth);
 }
 
-/** Hands a sniffed plaintext stream (raw, or decrypted TLS) to HTTP or MQTT, or drops it. */
+/**
+ * Hands a sniffed plaintext stream (raw, or decrypted TLS over `raw`) to HTTP or MQTT, or drops
+ * it.
+ */
 function handOff(
   stream: Socket,
+  raw: Socket,
   first: number,
   facts: ConnFacts,
   s: DispatchSettings,
@@ -89,6 +98,7 @@ function handOff(
 ): void {
   const kind = classifyFirstByte(first);
   if (kind === "http") {
+    if (!s.admitHttp(stream, facts.remoteAddress)) return drop("too many HTTP connections");
     s.facts.set(stream, facts);
     s.http.emit("connection", stream);
     stream.resume();
@@ -96,6 +106,13 @@ function handOff(
   }
   if (kind !== "mqtt") return drop("unknown first byte", { first });
   if (s.onMqtt === null) return drop("MQTT on admin_listen");
+  // issue 10: a client that stops reading may not pin the memory of its queued packets.
+  capQueuedBytes(stream, {
+    maxBytes: s.maxQueuedBytes,
+    queued: () => stream.writableLength + (raw === stream ? 0 : raw.writableLength),
+    onOver: (queued) =>
+      logSlowConsumer(s.log, "tcp", facts.remoteAddress, queued, s.maxQueuedBytes),
+  });
   try {
     s.onMqtt({ transport: "tcp", stream, ...facts });
   } catch (err) {

@@ -28,6 +28,7 @@ async function withDispatch(
     firstByteMs: 2000,
     tls: null,
     http,
+    admitHttp: () => true,
     onMqtt: (c) => {
       conns.push(c);
       first.resolve(c);
@@ -37,6 +38,7 @@ async function withDispatch(
       open.add(s);
       s.once("close", () => open.delete(s));
     },
+    maxQueuedBytes: 8 << 20,
     log: memoryLog().log,
     ...overrides,
   };

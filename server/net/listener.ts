@@ -6,16 +6,19 @@
  * scope when `admin_listen` is empty; `admin_listen` serves the admin scope and the health checks.
  */
 import { createServer as createHttpServer, type IncomingMessage } from "node:http";
-import { type AddressInfo, createServer as createNetServer, type Server } from "node:net";
+import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Config } from "../config/types.ts";
 import { sendError } from "../http/context.ts";
 import type { HttpApp, Scope } from "../http/types.ts";
 import type { Logger } from "../log/log.ts";
 import { formatHostPort, type HostPort, parseListenAddress, writeAddressFile } from "./address.ts";
-import { parseTrustedProxies, peerInfo, type TrustedProxies } from "./client_ip.ts";
+import { Acceptor } from "./acceptor.ts";
+import { isTrustedProxy, parseTrustedProxies, peerInfo, type TrustedProxies } from "./client_ip.ts";
+import { ConnLimiter, readOpenFilesLimit, resolveConnCaps } from "./conn_caps.ts";
 import { type ConnFacts, dispatchConnection, type DispatchSettings } from "./dispatch.ts";
-import { normalizeIp } from "./ip.ts";
+import { HttpGuard } from "./http_guard.ts";
+import { normalizeIp, parseIp } from "./ip.ts";
 import { CertReloader } from "./tls_context.ts";
 import type { MqttHandler, PeerInfo } from "./types.ts";
 import { createWsUpgrader, type WsUpgrader } from "./ws_upgrade.ts";
@@ -44,11 +47,16 @@ export interface Listeners {
    * that responses can still leave before the connections are closed).
    */
   stopAccepting(): void;
+  /** True while a listener cannot accept connections (issue 18: `/readyz` then fails). */
+  acceptImpaired(): boolean;
   /** Stops accepting, destroys every open connection and stops the timers. */
   close(): Promise<void>;
 }
 
-/** Idle time after which an HTTP connection is dropped. Long enough for a slow CSV import. */
+/**
+ * Idle time after which an HTTP connection is dropped, on top of the header and body deadlines
+ * of {@linkcode HttpGuard}: it also covers a response the peer does not read.
+ */
 const HTTP_IDLE_MS = 120_000;
 
 /** The scopes each listener serves (spec 4.3). */
@@ -67,11 +75,37 @@ interface Shared {
   readonly certs: CertReloader | null;
   readonly ws: WsUpgrader;
   readonly open: Set<Duplex>;
+  readonly limiter: ConnLimiter;
 }
 
 interface Endpoint {
-  readonly server: Server;
+  readonly acceptor: Acceptor;
   readonly address: HostPort;
+  readonly guard: HttpGuard;
+}
+
+/** True when the TCP peer `ip` is a trusted proxy, whose clients are told apart by headers. */
+function isProxy(ip: string, trusted: TrustedProxies): boolean {
+  const parsed = parseIp(ip);
+  return parsed !== null && isTrustedProxy(parsed, trusted);
+}
+
+/**
+ * For a request relayed by a trusted proxy, takes a per-IP slot of the client it names until
+ * `done` fires (issue 18: the cap applies after the trusted-proxy rule). Direct peers were
+ * counted when their TCP connection was accepted. Returns false when the client is at its cap.
+ */
+function proxiedClientSlot(
+  socketIp: string,
+  peer: PeerInfo,
+  sh: Shared,
+  done: { once(event: "close", fn: () => void): unknown },
+): boolean {
+  if (!isProxy(socketIp, sh.trusted) || isProxy(peer.remoteAddress, sh.trusted)) return true;
+  const release = sh.limiter.takeIp(peer.remoteAddress);
+  if (release === null) return false;
+  done.once("close", release);
+  return true;
 }
 
 async function openEndpoint(
@@ -82,25 +116,41 @@ async function openEndpoint(
 ): Promise<Endpoint> {
   const { config, log, http: app } = sh.opts;
   const facts = new WeakMap<Duplex, ConnFacts>();
-  const peerOf = (req: IncomingMessage): PeerInfo => {
-    const f = facts.get(req.socket) ??
-      { remoteAddress: normalizeIp(req.socket.remoteAddress ?? ""), secure: false };
-    return peerInfo(f.remoteAddress, req.headers, sh.trusted, f.secure);
-  };
+  const socketIp = (req: IncomingMessage): string =>
+    facts.get(req.socket)?.remoteAddress ?? normalizeIp(req.socket.remoteAddress ?? "");
+  const peerOf = (req: IncomingMessage): PeerInfo =>
+    peerInfo(socketIp(req), req.headers, sh.trusted, facts.get(req.socket)?.secure ?? false);
   const mqttHere = scopes.has("client");
 
   const http = createHttpServer();
   http.timeout = HTTP_IDLE_MS;
+  const guard = new HttpGuard(http, {
+    headersMs: config.timeouts.http_headers_seconds * 1000,
+    bodyMs: config.timeouts.http_body_seconds * 1000,
+    maxConnections: config.limits.max_http_connections,
+    log,
+  });
   http.on("request", (req, res) => {
     if (mqttHere && pathOf(req) === "/mqtt") {
       return sendError(res, 426, "bad_request", "WebSocket upgrade with subprotocol mqtt required");
     }
-    void app.handle(req, res, { scopes, peer: peerOf(req) });
+    const peer = peerOf(req);
+    if (!proxiedClientSlot(socketIp(req), peer, sh, res)) {
+      return sendError(res, 503, "busy", "Too many connections from this address");
+    }
+    void app.handle(req, res, { scopes, peer });
   });
   // spec 4.3: `/mqtt` exists only where the client scope is served.
   http.on("upgrade", (req, socket, head) => {
     if (!mqttHere || pathOf(req) !== "/mqtt") return socket.destroy();
-    sh.ws.upgrade(req, socket, head, peerOf(req));
+    const peer = peerOf(req);
+    if (!proxiedClientSlot(socketIp(req), peer, sh, socket)) {
+      socket.end(
+        "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+      );
+      return;
+    }
+    sh.ws.upgrade(req, socket, head, peer);
   });
 
   const certs = sh.certs;
@@ -110,32 +160,34 @@ async function openEndpoint(
       ? null
       : { context: () => certs.context, allowPlaintext: config.tls.allow_plaintext },
     http,
+    admitHttp: (stream, remote) => guard.admit(stream, remote),
     onMqtt: role === "listen" ? sh.opts.onMqtt : null,
     facts,
+    maxQueuedBytes: config.limits.max_queued_bytes,
     track: (stream) => {
       sh.open.add(stream);
       stream.once("close", () => sh.open.delete(stream));
     },
     log,
   };
-  const server = createNetServer((socket) => void dispatchConnection(socket, settings));
-
+  const onSocket = (socket: Socket) => {
+    socket.on("error", () => {});
+    const ip = normalizeIp(socket.remoteAddress ?? "");
+    // A trusted proxy carries many clients: only the total applies to its connections.
+    const release = sh.limiter.openConnection(isProxy(ip, sh.trusted) ? null : ip);
+    if (release === null) return void socket.destroy();
+    socket.once("close", release);
+    void dispatchConnection(socket, settings);
+  };
   const want = parseListenAddress(configured);
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(want.port, want.host === "" ? undefined : want.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  server.on("error", (err) => log.error("Listener error", { role, error: err.message }));
-  const bound = server.address() as AddressInfo;
-  const address = { host: bound.address, port: bound.port };
+  const acceptor = await Acceptor.start({ role, host: want.host, port: want.port, onSocket, log });
+  const address = acceptor.address;
   // spec 4.1: the launcher of a port-0 server reads the real address from these files.
   try {
     await writeAddressFile(config.data_dir, `${role}.addr`, address);
   } catch (err) {
-    await closeServer(server);
+    await acceptor.close();
+    guard.close();
     throw err;
   }
   log.info("Listening", {
@@ -144,14 +196,7 @@ async function openEndpoint(
     tls: certs !== null,
     scopes: [...scopes].join(","),
   });
-  return { server, address };
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    if (!server.listening) return resolve();
-    server.close(() => resolve());
-  });
+  return { acceptor, address, guard };
 }
 
 /**
@@ -177,11 +222,23 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
   } else {
     log.warn("No TLS certificate configured: serving plaintext only");
   }
+  const caps = resolveConnCaps(config.limits, readOpenFilesLimit());
+  log.info("Connection caps", {
+    open_files_limit: caps.fdLimit,
+    max_connections: caps.total,
+    max_connections_per_ip: caps.perIp,
+  });
+  for (const warning of caps.warnings) log.warn(warning);
   const sh: Shared = {
     opts,
+    limiter: new ConnLimiter(caps, log),
     trusted,
     certs,
-    ws: createWsUpgrader({ onMqtt: opts.onMqtt, log }),
+    ws: createWsUpgrader({
+      onMqtt: opts.onMqtt,
+      log,
+      maxQueuedBytes: config.limits.max_queued_bytes,
+    }),
     open: new Set(),
   };
 
@@ -189,8 +246,11 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
   const endpoints: Endpoint[] = [];
   // `server.close` calls back only once every accepted connection has ended.
   const closing: Promise<void>[] = [];
+  let accepting = true;
   const stopAccepting = () => {
-    for (const e of endpoints) if (e.server.listening) closing.push(closeServer(e.server));
+    if (!accepting) return;
+    accepting = false;
+    for (const e of endpoints) closing.push(e.acceptor.close());
   };
   const close = async () => {
     certs?.close();
@@ -198,6 +258,7 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
     for (const stream of sh.open) stream.destroy();
     sh.open.clear();
     await Promise.all(closing);
+    for (const e of endpoints) e.guard.close();
     sh.ws.close();
   };
   try {
@@ -216,6 +277,7 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
   return {
     listen: endpoints[0].address,
     admin: split ? endpoints[1].address : null,
+    acceptImpaired: () => endpoints.some((e) => e.acceptor.impaired),
     reloadTlsNow: async () => {
       await certs?.reload();
     },

@@ -19,6 +19,9 @@ const FRAME_MAX = 64 * 1024;
  * - The WebSocket closing ends the stream; destroying the stream closes the WebSocket (with
  *   an error: terminates it).
  *
+ * Every call for the same WebSocket returns the same stream: two adapters on one socket would
+ * split its messages between them.
+ *
  * Deno's `read()` returns only one chunk: apply the broker's read patch before handing this to
  * aedes (DESIGN pitfall 4).
  *
@@ -29,8 +32,16 @@ const FRAME_MAX = 64 * 1024;
  * ```
  */
 export function wsToStream(ws: WebSocket): Duplex {
-  return new WsStream(ws);
+  // One stream per WebSocket: the listener caps its queue, then the broker reads it.
+  let stream = streams.get(ws);
+  if (stream === undefined) {
+    stream = new WsStream(ws);
+    streams.set(ws, stream);
+  }
+  return stream;
 }
+
+const streams = new WeakMap<WebSocket, Duplex>();
 
 class WsStream extends Duplex {
   #ws: WebSocket;

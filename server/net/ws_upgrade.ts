@@ -13,7 +13,9 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { Logger } from "../log/log.ts";
+import { capQueuedBytes, logSlowConsumer } from "./queue_cap.ts";
 import type { MqttHandler, PeerInfo } from "./types.ts";
+import { wsToStream } from "./ws_stream.ts";
 
 /** The MQTT packet cap of spec 5 (`MaximumPacketSize`). */
 export const MAX_MQTT_PACKET_BYTES = 786432;
@@ -37,8 +39,10 @@ export interface WsUpgrader {
  * const ws = createWsUpgrader({ onMqtt: broker.accept, log });
  * httpServer.on("upgrade", (req, socket, head) => ws.upgrade(req, socket, head, peer));
  */
-export function createWsUpgrader(opts: { onMqtt: MqttHandler; log: Logger }): WsUpgrader {
-  const { onMqtt, log } = opts;
+export function createWsUpgrader(
+  opts: { onMqtt: MqttHandler; log: Logger; maxQueuedBytes: number },
+): WsUpgrader {
+  const { onMqtt, log, maxQueuedBytes } = opts;
   const wss = new WebSocketServer({
     noServer: true,
     clientTracking: false,
@@ -48,11 +52,28 @@ export function createWsUpgrader(opts: { onMqtt: MqttHandler; log: Logger }): Ws
   });
 
   const accept = (ws: WebSocket, peer: PeerInfo) => {
+    // Without an 'error' listener, one invalid frame from the peer (an unmasked frame, a bad
+    // close code) is thrown from the socket's data handler and ends the process. ws closes the
+    // connection itself after emitting it; terminate covers any other path.
+    ws.on("error", (err) => {
+      log.debug("WebSocket error", { error: err.message, remote: peer.remoteAddress });
+      ws.terminate();
+    });
     if (ws.protocol !== MQTT_SUBPROTOCOL) {
       log.debug("WebSocket closed: subprotocol mqtt not offered", { remote: peer.remoteAddress });
       ws.close(CLOSE_PROTOCOL_ERROR, "Subprotocol mqtt required");
       return;
     }
+    // issue 10: the broker's stream for this WebSocket (wsToStream gives it the same one) is
+    // closed once a client that stops reading has too much queued.
+    const stream = wsToStream(ws);
+    // The WebSocket's errors destroy the stream with that error; the broker adds its own.
+    stream.on("error", () => {});
+    capQueuedBytes(stream, {
+      maxBytes: maxQueuedBytes,
+      queued: () => stream.writableLength + ws.bufferedAmount,
+      onOver: (queued) => logSlowConsumer(log, "ws", peer.remoteAddress, queued, maxQueuedBytes),
+    });
     try {
       onMqtt({ transport: "ws", ws, remoteAddress: peer.remoteAddress, secure: peer.secure });
     } catch (err) {

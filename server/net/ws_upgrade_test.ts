@@ -11,7 +11,11 @@ const PEER = { remoteAddress: "203.0.113.7", secure: true };
 /** An HTTP server on port 0 whose upgrades go through the upgrader. */
 async function withUpgrader(body: (port: number, conns: MqttConn[]) => Promise<void>) {
   const conns: MqttConn[] = [];
-  const upgrader = createWsUpgrader({ onMqtt: (c) => conns.push(c), log: memoryLog().log });
+  const upgrader = createWsUpgrader({
+    onMqtt: (c) => conns.push(c),
+    log: memoryLog().log,
+    maxQueuedBytes: 8 << 20,
+  });
   const server = createServer();
   server.on("upgrade", (req, socket, head) => upgrader.upgrade(req, socket, head, PEER));
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));

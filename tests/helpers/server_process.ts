@@ -76,6 +76,8 @@ export interface ServerProcess {
   port: number;
   /** Log lines (parsed JSON) seen so far. */
   logs: Record<string, unknown>[];
+  /** The process id (of the wrapper, which execs the server, when `wrap` is used). */
+  pid: number;
   /** SIGTERM and wait; returns the exit code. */
   stop(): Promise<number>;
   /** SIGKILL and wait (crash tests). */
@@ -89,9 +91,14 @@ export interface ServerProcess {
 export async function startServerProcess(
   home: TestHome,
   timeoutMs = 30_000,
+  opts: { wrap?: readonly string[] } = {},
 ): Promise<ServerProcess> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: denoArgs(home, ["serve"]),
+  // `wrap` runs the server under another command, e.g. ["prlimit", "--nofile=256:256"].
+  const wrap = opts.wrap ?? [];
+  const command = wrap.length > 0 ? wrap[0] : Deno.execPath();
+  const args = denoArgs(home, ["serve"]);
+  const child = new Deno.Command(command, {
+    args: wrap.length > 0 ? [...wrap.slice(1), Deno.execPath(), ...args] : args,
     env: home.env,
     cwd: home.dir,
     stdin: "null",
@@ -145,6 +152,7 @@ export async function startServerProcess(
     addr,
     port: Number(addr.slice(addr.lastIndexOf(":") + 1)),
     logs,
+    pid: child.pid,
     async stop() {
       child.kill("SIGTERM");
       const s = await status;
