@@ -90,6 +90,7 @@ final class Link {
   private boolean online;
   private long onlineSince;
   private boolean stopped;
+  private boolean started;
   private StopCause closeMeans;
   private ScheduledFuture<?> attemptTimer;
   private ScheduledFuture<?> retryTimer;
@@ -129,7 +130,8 @@ final class Link {
 
   /** Starts the first connection attempt. */
   void start() {
-    if (stopped || client != null) return;
+    if (stopped || started) return;
+    started = true;
     events.state(ConnectionState.CONNECTING, null, null);
     open();
   }

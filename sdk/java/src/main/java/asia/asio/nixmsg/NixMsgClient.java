@@ -173,13 +173,33 @@ public final class NixMsgClient {
    * Creates a client and starts connecting: WebSocket to {@code <url path>/mqtt} unless the
    * transport is {@code TCP}. {@code url} may be {@code ws(s)://}, {@code http(s)://} or
    * {@code mqtt(s)://}. Add callbacks right away; messages wait (unacked) until
-   * {@code onMessage} has one.
+   * {@code onMessage} has one. Connection events that happen before a callback is added are not
+   * replayed to it: use {@link #create} and {@link #start()} to see every one.
    */
   public static NixMsgClient connect(
       String url, String endpointId, Credential credential, ConnectOptions options) {
-    NixMsgClient client = new NixMsgClient(url, endpointId, credential, options);
-    client.core.execute(client.link::start);
+    NixMsgClient client = create(url, endpointId, credential, options);
+    client.start();
     return client;
+  }
+
+  /**
+   * Creates a client without connecting it: add callbacks, then call {@link #start()}. Unlike
+   * {@link #connect}, no event (not even the first {@code CONNECTING}) can happen before the
+   * callbacks are in place.
+   */
+  public static NixMsgClient create(
+      String url, String endpointId, Credential credential, ConnectOptions options) {
+    return new NixMsgClient(url, endpointId, credential, options);
+  }
+
+  /** Starts connecting (once; later calls do nothing). */
+  public void start() {
+    try {
+      core.execute(link::start);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // Closed before it started: nothing to do.
+    }
   }
 
   /** {@link #connect} with the default options. */
