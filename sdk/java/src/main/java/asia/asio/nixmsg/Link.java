@@ -35,6 +35,14 @@ final class Link {
     return connAckCode == 0x86 || connAckCode == 0x87 || connAckCode == 0x8A;
   }
 
+  /**
+   * Server clock minus local clock (spec 9 "时间"): {@code server_time_ms} minus the middle of
+   * the hello round trip, {@code (hello sent + response received) / 2}, in local time.
+   */
+  static long clockOffset(long serverTimeMs, long helloSentAt, long respReceivedAt) {
+    return Math.round(serverTimeMs - (helloSentAt + respReceivedAt) / 2.0);
+  }
+
   /** Settings of a link. */
   static final class Options {
     ServerAddress address;
@@ -305,8 +313,7 @@ final class Link {
     JsonObject hello = Json.obj(frame, "data");
     if (hello == null) hello = new JsonObject();
     long now = System.currentTimeMillis();
-    // spec 9 "时间": offset = server_time_ms - (hello sent + response received) / 2.
-    long offset = Math.round(Json.num(hello, "server_time_ms") - (helloSentAt + now) / 2.0);
+    long offset = clockOffset(Json.num(hello, "server_time_ms"), helloSentAt, now);
     String newToken = Json.isString(hello, "session_token") ? Json.str(hello, "session_token") : null;
     if (newToken != null) setSessionToken(newToken);
     online = true;
