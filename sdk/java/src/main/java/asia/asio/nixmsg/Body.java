@@ -3,7 +3,6 @@ package asia.asio.nixmsg;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import java.nio.charset.StandardCharsets;
-import java.util.Base64;
 
 /** Message bodies on the wire and the local size checks of spec 9 ("本地检查"). */
 final class Body {
@@ -63,7 +62,7 @@ final class Body {
       byte[] bytes = (byte[]) body;
       checkBodySize(bytes.length, maxBodyBytes);
       wire.addProperty("enc", "base64");
-      wire.addProperty("data", Base64.getEncoder().encodeToString(bytes));
+      wire.addProperty("data", Base64Codec.encode(bytes));
     } else {
       throw new NixMsgException("bad_request", "Body must be a String or a byte[]");
     }
@@ -113,7 +112,7 @@ final class Body {
   /** Decodes a received body: text for {@code utf8}, bytes for {@code base64}. */
   static Object decode(JsonObject body) {
     String data = Json.str(body, "data");
-    if ("base64".equals(Json.str(body, "enc"))) return Base64.getDecoder().decode(data);
+    if ("base64".equals(Json.str(body, "enc"))) return Base64Codec.decode(data);
     return data;
   }
 

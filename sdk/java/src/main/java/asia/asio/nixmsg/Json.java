@@ -8,8 +8,6 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import com.google.gson.JsonPrimitive;
 import com.google.gson.ToNumberPolicy;
-import com.google.gson.reflect.TypeToken;
-import java.lang.reflect.Type;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -27,7 +25,6 @@ final class Json {
           .serializeNulls()
           .setObjectToNumberStrategy(ToNumberPolicy.LONG_OR_DOUBLE)
           .create();
-  private static final Type MAP_TYPE = new TypeToken<Map<String, Object>>() {}.getType();
 
   private Json() {}
 
@@ -57,7 +54,9 @@ final class Json {
   /** A JSON object as plain Java values: maps, lists, String, Long or Double, Boolean, null. */
   static Map<String, Object> toMap(JsonElement e) {
     if (e == null || !e.isJsonObject()) return Collections.emptyMap();
-    Map<String, Object> m = GSON.fromJson(e, MAP_TYPE);
+    // A raw Map (no TypeToken): nothing for R8 to strip; values follow the number policy above.
+    @SuppressWarnings("unchecked")
+    Map<String, Object> m = GSON.fromJson(e, Map.class);
     return Collections.unmodifiableMap(m);
   }
 
