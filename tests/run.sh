@@ -82,6 +82,9 @@ suite "server tests" '^[a-zA-Z]+ \| ([0-9]+) passed.*$' '.*\| ([0-9]+) failed.*$
 if [ -x sdk/ts/run_tests.sh ]; then
   suite "TypeScript SDK" '^# pass ([0-9]+)$' '^# fail ([0-9]+)$' bash sdk/ts/run_tests.sh
 fi
+if [ -x sdk/java/run_tests.sh ]; then
+  suite "Java SDK" '^# pass ([0-9]+)$' '^# fail ([0-9]+)$' bash sdk/java/run_tests.sh
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
