@@ -51,7 +51,9 @@ public final class NixMsgClient {
   private final SendQueue queue;
   private final Receiver receiver;
   private final PendingRequests pending;
-  private final Listeners<String> sessions = new Listeners<>();
+  /** onSession callbacks with the last token each was given (callback thread only). */
+  private final java.util.concurrent.CopyOnWriteArrayList<SessionListener> sessions =
+      new java.util.concurrent.CopyOnWriteArrayList<>();
   private final Listeners<ConnectionEvent> connections = new Listeners<>();
   private final List<CompletableFuture<ServerInfo>> readyWaiters = new ArrayList<>();
   private final GroupApi groups;
@@ -60,7 +62,8 @@ public final class NixMsgClient {
   private volatile ConnectionState state = ConnectionState.CONNECTING;
   private volatile ServerInfo info;
   private volatile long offsetMs;
-  private volatile String issuedToken;
+  // Callback thread only: the last session token passed to the onSession callbacks.
+  private String dispatchedToken;
   private volatile NixMsgException stopError;
   private volatile String sessionToken;
   // Core thread only.
@@ -280,10 +283,17 @@ public final class NixMsgClient {
    * time. A token issued before the callback was added is passed to it at once.
    */
   public Subscription onSession(Listener<String> listener) {
-    Subscription s = sessions.add(listener);
-    String t = issuedToken;
-    if (t != null) callbacks.execute(() -> runListener(listener, t));
-    return s;
+    if (listener == null) throw new NullPointerException("listener");
+    SessionListener entry = new SessionListener(listener);
+    sessions.add(entry);
+    // On the callback thread, after any token dispatch already queued: a token the callback has
+    // not seen yet is passed to it once.
+    callbacks.execute(
+        () -> {
+          String t = dispatchedToken;
+          if (t != null) deliverSession(entry, t);
+        });
+    return () -> sessions.remove(entry);
   }
 
   /** Called on every connection state change. */
@@ -557,8 +567,27 @@ public final class NixMsgClient {
   }
 
   private void issued(String token) {
-    issuedToken = token;
-    callbacks.execute(() -> runAll(sessions, token));
+    callbacks.execute(
+        () -> {
+          dispatchedToken = token;
+          for (SessionListener entry : sessions) deliverSession(entry, token);
+        });
+  }
+
+  /** Callback thread: passes {@code token} to the callback unless it already had it. */
+  private void deliverSession(SessionListener entry, String token) {
+    if (token.equals(entry.lastToken)) return;
+    entry.lastToken = token;
+    runListener(entry.listener, token);
+  }
+
+  private static final class SessionListener {
+    final Listener<String> listener;
+    String lastToken;
+
+    SessionListener(Listener<String> listener) {
+      this.listener = listener;
+    }
   }
 
   private void setState(ConnectionEvent event) {

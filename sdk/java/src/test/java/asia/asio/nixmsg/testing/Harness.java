@@ -172,6 +172,26 @@ public final class Harness implements AutoCloseable {
     return new Endpoint(d.get("id").getAsString(), d.get("password").getAsString());
   }
 
+  /** Creates an endpoint with a unique id and a display name. */
+  public Endpoint endpoint(String name) throws Exception {
+    JsonObject cmd = new JsonObject();
+    cmd.addProperty("cmd", "endpoint");
+    cmd.addProperty("id", prefix + SEQ.incrementAndGet());
+    cmd.addProperty("name", name);
+    JsonObject d = command(cmd).getAsJsonObject();
+    return new Endpoint(d.get("id").getAsString(), d.get("password").getAsString());
+  }
+
+  /** A raw admin API call (docs/admin-api.md); returns the HTTP status. */
+  public int admin(String method, String path, JsonObject body) throws Exception {
+    JsonObject cmd = new JsonObject();
+    cmd.addProperty("cmd", "admin");
+    cmd.addProperty("method", method);
+    cmd.addProperty("path", path);
+    if (body != null) cmd.add("body", body);
+    return command(cmd).getAsJsonObject().get("status").getAsInt();
+  }
+
   /** Sets the registration switch and (when not null) the code. */
   public void registration(boolean enabled, String code) throws Exception {
     JsonObject cmd = new JsonObject();
