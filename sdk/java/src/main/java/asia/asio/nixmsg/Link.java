@@ -2,6 +2,8 @@ package asia.asio.nixmsg;
 
 import com.google.gson.JsonObject;
 import com.hivemq.client.mqtt.MqttClient;
+import com.hivemq.client.mqtt.MqttClientTransportConfig;
+import com.hivemq.client.mqtt.MqttClientTransportConfigBuilder;
 import com.hivemq.client.mqtt.datatypes.MqttQos;
 import com.hivemq.client.mqtt.mqtt5.Mqtt5AsyncClient;
 import com.hivemq.client.mqtt.mqtt5.Mqtt5ClientBuilder;
@@ -185,36 +187,39 @@ final class Link {
     final String secret = token != null ? token : (password != null ? password : "");
     ServerAddress a = o.address;
     final Mqtt5AsyncClient[] self = new Mqtt5AsyncClient[1];
+    // TLS and WebSocket are set on the transport config itself. Set through the client builder
+    // after transportConfig(), the TLS settings never reached a raw TCP connection (TlsTest).
+    MqttClientTransportConfigBuilder t =
+        MqttClientTransportConfig.builder()
+            .serverHost(a.host())
+            .serverPort(a.port())
+            .socketConnectTimeout(o.connectTimeoutMs, TimeUnit.MILLISECONDS)
+            .mqttConnectTimeout(o.connectTimeoutMs, TimeUnit.MILLISECONDS);
+    if (a.secure()) {
+      t =
+          t.sslConfig()
+              .trustManagerFactory(o.trustManagerFactory)
+              .hostnameVerifier(o.hostnameVerifier)
+              .applySslConfig();
+    }
+    if (a.transport() == Transport.WEBSOCKET) {
+      // spec 9 step 1: WebSocket to <path>/mqtt with subprotocol mqtt.
+      t =
+          t.webSocketConfig()
+              .serverPath(a.webSocketPath().substring(1))
+              .subprotocol("mqtt")
+              .applyWebSocketConfig();
+    }
     Mqtt5ClientBuilder b =
         MqttClient.builder()
             .useMqttVersion5()
             .identifier(o.endpointId)
-            .transportConfig()
-            .serverHost(a.host())
-            .serverPort(a.port())
-            .socketConnectTimeout(o.connectTimeoutMs, TimeUnit.MILLISECONDS)
-            .mqttConnectTimeout(o.connectTimeoutMs, TimeUnit.MILLISECONDS)
-            .applyTransportConfig()
+            .transportConfig(t.build())
             .addDisconnectedListener(
                 ctx -> {
                   Throwable cause = ctx.getCause();
                   core.execute(() -> closed(self[0], cause, usingToken));
                 });
-    if (a.transport() == Transport.WEBSOCKET) {
-      // spec 9 step 1: WebSocket to <path>/mqtt with subprotocol mqtt.
-      b =
-          b.webSocketConfig()
-              .serverPath(a.webSocketPath().substring(1))
-              .subprotocol("mqtt")
-              .applyWebSocketConfig();
-    }
-    if (a.secure()) {
-      b =
-          b.sslConfig()
-              .trustManagerFactory(o.trustManagerFactory)
-              .hostnameVerifier(o.hostnameVerifier)
-              .applySslConfig();
-    }
     Mqtt5AsyncClient c = b.buildAsync();
     self[0] = c;
     client = c;

@@ -38,8 +38,16 @@ public final class Proxy implements AutoCloseable {
 
   /** Starts a proxy forwarding to {@code target} ("host:port"). */
   public static Proxy start(String target) throws IOException {
+    return start(target, new ServerSocket());
+  }
+
+  /** Starts a proxy that terminates TLS with {@code tls} and forwards plaintext to the target. */
+  public static Proxy startTls(String target, javax.net.ssl.SSLContext tls) throws IOException {
+    return start(target, tls.getServerSocketFactory().createServerSocket());
+  }
+
+  private static Proxy start(String target, ServerSocket s) throws IOException {
     int i = target.lastIndexOf(':');
-    ServerSocket s = new ServerSocket();
     s.bind(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0));
     return new Proxy(s, target.substring(0, i), Integer.parseInt(target.substring(i + 1)));
   }
