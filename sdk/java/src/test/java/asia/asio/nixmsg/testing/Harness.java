@@ -203,12 +203,17 @@ public final class Harness implements AutoCloseable {
 
   /** Closes stdin, which stops the server and removes its directory. */
   @Override
-  public void close() throws Exception {
+  public void close() {
     try {
       in.close();
     } catch (IOException ignored) {
       // already gone
     }
-    if (!process.waitFor(20, TimeUnit.SECONDS)) process.destroyForcibly().waitFor();
+    try {
+      if (!process.waitFor(20, TimeUnit.SECONDS)) process.destroyForcibly();
+    } catch (InterruptedException e) {
+      process.destroyForcibly();
+      Thread.currentThread().interrupt();
+    }
   }
 }
