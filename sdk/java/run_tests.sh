@@ -31,7 +31,7 @@ done
 
 m2="${NIXMSG_M2:-$HOME/.cache/nixmsg/m2}"
 rm -rf target/surefire-reports
-mvn -q -B verify -Dmaven.repo.local="$m2"
+mvn -q -B -Dstyle.color=never verify -Dmaven.repo.local="$m2"
 rc=$?
 
 pass=0
@@ -55,6 +55,8 @@ if [ "$rc" -ne 0 ] && [ "$fail" -eq 0 ]; then
   echo "run_tests.sh: mvn verify exited $rc" >&2
   fail=1
 fi
+# Maven may leave its last output line open: start the summary on a line of its own.
+echo
 echo "# pass $pass"
 echo "# fail $fail"
 [ "$rc" -eq 0 ] && [ "$fail" -eq 0 ]
