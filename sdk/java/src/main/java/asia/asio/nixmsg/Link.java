@@ -45,6 +45,15 @@ final class Link {
     return Math.round(serverTimeMs - (helloSentAt + respReceivedAt) / 2.0);
   }
 
+  /**
+   * The delay before the next attempt (spec 9 step 4): the backoff starts again at 1 s when the
+   * lost connection had been online for 60 s or more.
+   */
+  static long retryDelay(Backoff backoff, boolean wasOnline, long onlineSince, long now) {
+    if (wasOnline && now - onlineSince >= STABLE_MS) backoff.reset();
+    return backoff.next();
+  }
+
   /** Settings of a link. */
   static final class Options {
     ServerAddress address;
@@ -372,8 +381,7 @@ final class Link {
       stop(closeMeans);
       return;
     }
-    if (wasOnline && System.currentTimeMillis() - onlineSince >= STABLE_MS) backoff.reset();
-    long delay = backoff.next();
+    long delay = retryDelay(backoff, wasOnline, onlineSince, System.currentTimeMillis());
     events.state(ConnectionState.RECONNECTING, reason, delay);
     retryTimer =
         core.schedule(

@@ -51,4 +51,14 @@ class BackoffTest {
     assertEquals(0, b.attempts());
     assertEquals(1000, b.next());
   }
+
+  @Test
+  void aConnectionOnlineForSixtySecondsResetsTheSchedule() {
+    Backoff b = new Backoff(1000, 30_000, 0.3, () -> 0.5);
+    assertEquals(1000, Link.retryDelay(b, false, 0, 0), "a failed attempt");
+    assertEquals(2000, Link.retryDelay(b, false, 0, 0));
+    assertEquals(4000, Link.retryDelay(b, true, 0, 59_999), "online for less than 60 s");
+    assertEquals(1000, Link.retryDelay(b, true, 0, 60_000), "online for 60 s");
+    assertEquals(2000, Link.retryDelay(b, false, 0, 120_000), "failed attempts go on doubling");
+  }
 }
