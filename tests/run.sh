@@ -88,6 +88,9 @@ fi
 if [ -x sdk/python/run_tests.sh ]; then
   suite "Python SDK" '^# pass ([0-9]+)$' '^# fail ([0-9]+)$' bash sdk/python/run_tests.sh
 fi
+if [ -x sdk/java/run_tests.sh ]; then
+  suite "Java SDK" '^# pass ([0-9]+)$' '^# fail ([0-9]+)$' bash sdk/java/run_tests.sh
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,34 @@
+package asia.asio.nixmsg.testing;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import asia.asio.nixmsg.NixMsgException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/** Assertions on SDK futures. */
+public final class Checks {
+  private Checks() {}
+
+  /** The future's value, within the default wait. */
+  public static <T> T await(CompletableFuture<T> f) throws Exception {
+    return f.get(Events.WAIT_MS, TimeUnit.MILLISECONDS);
+  }
+
+  /** Asserts that the future fails with a NixMsgException of {@code code}; returns it. */
+  public static NixMsgException failsWith(String code, CompletableFuture<?> f) throws Exception {
+    try {
+      Object v = f.get(Events.WAIT_MS, TimeUnit.MILLISECONDS);
+      fail("expected " + code + ", got the value " + v);
+      return null;
+    } catch (ExecutionException e) {
+      NixMsgException err = NixMsgException.from(e);
+      assertNotNull(err, "expected a NixMsgException, got " + e.getCause());
+      assertEquals(code, err.code(), "error code (" + err.getMessage() + ")");
+      return err;
+    }
+  }
+}
