@@ -43,7 +43,7 @@ Deno.test("an HTTP send reaches the MQTT receiver once, the receipt goes to the 
       const st = await admin.get("/api/admin/endpoints/app/messages/h1");
       assert.equal(st.status, 200, st.text);
       assert.equal(st.data.state, "completed");
-      assert.deepEqual(st.data.items, [{ endpoint_id: "dev", state: "accepted", reason: null }]);
+      assert.deepEqual(st.data.items, [{ endpoint_id: "dev", state: "accepted", reason: "" }]);
       // A marker on the same path proves h1 was pushed once.
       await a.request(sendNowFrame("marker", "dev", "m"));
       await waitMsg(b, "marker");
