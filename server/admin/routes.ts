@@ -17,6 +17,7 @@ import { importHandler } from "./endpoint_import.ts";
 import { groupHandlers } from "./group_handlers.ts";
 import { messageHandlers } from "./message_handlers.ts";
 import { sendHandlers } from "./send_handlers.ts";
+import { openApiHandler } from "./openapi_route.ts";
 
 function route(method: string, path: string, handler: RouteHandler): Route {
   return { method, path, scope: "admin", handler };
@@ -94,5 +95,6 @@ export function adminRoutes(app: App, mqtt: MqttApp): Route[] {
 
     route("GET", `${A}/messages`, admin(m.list)),
     route("GET", `${A}/messages/:seq`, admin(m.get)),
+    route("GET", `${A}/openapi.json`, open(openApiHandler())),
   ];
 }
