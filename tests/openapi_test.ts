@@ -78,3 +78,31 @@ Deno.test("the checker refuses an extra field, a wrong type, an undocumented sta
     await t.close();
   }
 });
+
+Deno.test("the health checks, /metrics and the registration answer as documented", async () => {
+  const t = await startAdminServer({ metrics: { token: "metrics-token-1" } });
+  try {
+    // AdminClient validates each answer against the document; the statuses pin the branches.
+    const c = new AdminClient(t.httpUrl);
+    assert.equal((await c.get("/healthz")).status, 200);
+    assert.equal((await c.get("/readyz")).status, 200);
+    assert.equal((await c.get("/metrics")).status, 401);
+    const metrics = await c.get("/metrics", {
+      headers: { Authorization: "Bearer metrics-token-1" },
+    });
+    assert.equal(metrics.status, 200);
+    assert.match(metrics.text, /nixmsg_info/);
+    const closed = await c.post("/api/client/register", { registration_code: "x" });
+    assert.equal(closed.code, "registration_closed");
+    assert.equal((await c.call("OPTIONS", "/api/client/register")).status, 204);
+    await t.setSetting("registration_code", "code-1234-abcd");
+    await t.setSetting("registration_enabled", "true");
+    const made = await c.post("/api/client/register", { registration_code: "code-1234-abcd" });
+    assert.equal(made.status, 200, made.text);
+    assert.equal(typeof made.data.login_password, "string");
+    const wrong = await c.post("/api/client/register", { registration_code: "nope" });
+    assert.equal(wrong.code, "registration_code_invalid");
+  } finally {
+    await t.close();
+  }
+});
