@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { online } from "./helpers/client.ts";
 import { adminSession, auditLines } from "./helpers/admin.ts";
+import { checkReply } from "./helpers/openapi_check.ts";
 
 const HEADER = "id,name,login_password,talk_password,default_delay_seconds,remark";
 const CSV = { "Content-Type": "text/csv" };
@@ -91,7 +92,10 @@ Deno.test("1000 rows import in one go with NDJSON progress, generated ids and pa
     });
     assert.equal(res.status, 200);
     assert.match(res.headers.get("content-type") ?? "", /^application\/x-ndjson/);
-    const out = (await res.text()).trim().split("\n").map((l) => JSON.parse(l) as Item);
+    const text = await res.text();
+    // Every NDJSON line must match the OpenAPI document (AdminClient checks the other answers).
+    checkReply("POST", res.url, res.status, res.headers.get("content-type") ?? "", text);
+    const out = text.trim().split("\n").map((l) => JSON.parse(l) as Item);
     const progress = out.filter((l) => l.type === "progress");
     assert.deepEqual(progress[0], { type: "progress", done: 0, total: 1000 });
     assert.deepEqual(progress[progress.length - 1], { type: "progress", done: 1000, total: 1000 });

@@ -28,6 +28,8 @@ apt_install() {
   $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 command -v openssl >/dev/null 2>&1 || apt_install openssl
+# tests/readme_curl_test.ts runs the README's curl example as written.
+command -v curl >/dev/null 2>&1 || apt_install curl
 # The browser tests drive Debian's chromium; the Chinese console needs a CJK font.
 apt_install chromium fonts-wqy-microhei
 

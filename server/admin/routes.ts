@@ -16,6 +16,8 @@ import { endpointHandlers } from "./endpoint_handlers.ts";
 import { importHandler } from "./endpoint_import.ts";
 import { groupHandlers } from "./group_handlers.ts";
 import { messageHandlers } from "./message_handlers.ts";
+import { sendHandlers } from "./send_handlers.ts";
+import { openApiHandler } from "./openapi_route.ts";
 
 function route(method: string, path: string, handler: RouteHandler): Route {
   return { method, path, scope: "admin", handler };
@@ -37,6 +39,7 @@ export function adminRoutes(app: App, mqtt: MqttApp): Route[] {
   const e = endpointHandlers(d);
   const g = groupHandlers(d);
   const m = messageHandlers(d);
+  const x = sendHandlers(d);
   const A = "/api/admin";
   return [
     route("POST", `${A}/login`, open(s.login, "admin.login")),
@@ -65,6 +68,13 @@ export function adminRoutes(app: App, mqtt: MqttApp): Route[] {
       admin(e.resetPassword, "endpoint.reset_login_password"),
     ),
     route("POST", `${A}/endpoints/:id/unlock`, admin(e.unlock, "endpoint.unlock")),
+    route("POST", `${A}/endpoints/:id/messages`, admin(x.send, "message.send")),
+    route("GET", `${A}/endpoints/:id/messages/:msgId`, admin(x.status)),
+    route(
+      "POST",
+      `${A}/endpoints/:id/messages/:msgId/recall`,
+      admin(x.recall, "message.recall"),
+    ),
     route(
       "PUT",
       `${A}/endpoints/:id/talk-password`,
@@ -85,5 +95,6 @@ export function adminRoutes(app: App, mqtt: MqttApp): Route[] {
 
     route("GET", `${A}/messages`, admin(m.list)),
     route("GET", `${A}/messages/:seq`, admin(m.get)),
+    route("GET", `${A}/openapi.json`, open(openApiHandler())),
   ];
 }

@@ -212,6 +212,16 @@ Deno.test({
       await page.locator("#page-header h1", { hasText: "端 door-1" }).waitFor();
       await page.getByText("一楼东侧").waitFor();
       await shot(page, "07-endpoint-detail");
+      // Send a test message as door-1; its per-recipient result updates on the same page.
+      const panel = page.locator("#send-test");
+      await panel.locator(".n-select").click();
+      await page.locator(".n-base-select-option", { hasText: "receiver" }).click();
+      await panel.locator("textarea").fill("test from the console");
+      await panel.getByRole("button", { name: "发送", exact: true }).click();
+      // The receiver stays offline past the grace period: the result ends as dropped.
+      await panel.locator('[data-recipient="receiver"] [data-state="dropped"]').waitFor();
+      await panel.getByTestId("send-state").getByText("已结束").waitFor();
+      await shot(page, "07b-endpoint-send-test");
       await page.getByRole("button", { name: "编辑" }).click();
       const edit = modal(page, "编辑 door-1");
       await formItem(edit, "名称").locator("input").fill("正门");

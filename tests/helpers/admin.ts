@@ -1,5 +1,6 @@
 // Helpers for the admin API tests (docs/admin-api.md): an in-process server with a known admin
-// password and captured log lines, and a small HTTP client that keeps the session cookie.
+// password and captured log lines, and a small HTTP client that keeps the session cookie and
+// checks every answer against the OpenAPI document.
 import { Logger } from "../../server/log/log.ts";
 import { PasswordPool } from "../../server/auth/password_pool.ts";
 import {
@@ -8,6 +9,7 @@ import {
   type TestServer,
   type TestServerOptions,
 } from "./test_server.ts";
+import { checkReply } from "./openapi_check.ts";
 
 /** The admin password of {@linkcode startAdminServer}. */
 export const ADMIN_PASSWORD = "admin-password-0123";
@@ -114,6 +116,8 @@ export class AdminClient {
     }
     const res = await fetch(this.base + path, { method, headers, body });
     const text = await res.text();
+    // Every answer must match docs/openapi.json (issue 16): the document cannot drift.
+    checkReply(method, this.base + path, res.status, res.headers.get("content-type") ?? "", text);
     const setCookie = res.headers.get("set-cookie");
     if (setCookie !== null) {
       const pair = setCookie.split(";")[0];

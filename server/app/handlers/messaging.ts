@@ -1,8 +1,10 @@
 import type { Handler, HandlerTable } from "../mqtt_app.ts";
+import type { App } from "../app_context.ts";
 import {
   type ProtocolError,
   ProtocolError as PE,
   requestFingerprint,
+  type RequestOf,
   resolveSendAt,
 } from "../../protocol/mod.ts";
 import type { SendData } from "../../protocol/frames.ts";
@@ -17,9 +19,13 @@ const SQL_SEND_KEY_EXISTS = "SELECT 1 AS x FROM send_keys WHERE sender_id = ? AN
 /**
  * spec 6.2, 7.3: validate, then one writer op checks idempotency FIRST, then target and quota,
  * inserts message, body and send key, and dispatches when due. `resp` only after COMMIT.
+ * The MQTT `send` frame and the admin API's send on behalf of an endpoint both come here.
  */
-const send: Handler<"send"> = async ({ app, conn }, frame) => {
-  const senderId = conn.endpointId;
+export async function sendAs(
+  app: App,
+  senderId: string,
+  frame: RequestOf<"send">,
+): Promise<SendData> {
   const now = app.clock();
   const self = selfRow(app.reader, senderId);
   const fingerprint = requestFingerprint(frame);
@@ -66,7 +72,9 @@ const send: Handler<"send"> = async ({ app, conn }, frame) => {
   if (r.state === "scheduled") app.messaging.scheduled(r.sendAt);
   const data: SendData = { id: frame.id, send_at_ms: r.sendAt, state: r.state };
   return data;
-};
+}
+
+const send: Handler<"send"> = ({ app, conn }, frame) => sendAs(app, conn.endpointId, frame);
 
 /** spec 6.3, 7.6: any pending delivery of the acker; repeats succeed; final states reported. */
 const ack: Handler<"ack"> = async ({ app, conn }, frame) => {
@@ -81,25 +89,28 @@ const ack: Handler<"ack"> = async ({ app, conn }, frame) => {
 };
 
 /** spec 6.4, 7.6: recall; pushed deliveries get a best-effort `revoked`. */
-const recall: Handler<"recall"> = async ({ app, conn }, frame) => {
-  const r = await app.writer.run("message.recall", { senderId: conn.endpointId, id: frame.id });
+export async function recallAs(app: App, senderId: string, id: string) {
+  const r = await app.writer.run("message.recall", { senderId, id });
   app.messaging.apply({
     revoked: r.revoked.map((x) => ({
       endpointId: x.endpointId,
       connCode: x.connCode,
-      msgId: frame.id,
-      from: conn.endpointId,
+      msgId: id,
+      from: senderId,
       reason: "recalled" as const,
     })),
   });
   return { result: r.result, recalled: r.recalled, accepted: r.accepted, other: r.other };
-};
+}
+
+const recall: Handler<"recall"> = ({ app, conn }, frame) =>
+  recallAs(app, conn.endpointId, frame.id);
 
 /** spec 6.4: own messages only; no body; records that are gone -> not_found. */
-const status: Handler<"status"> = ({ app, conn }, frame) => {
-  const s = messageStatus(app.reader, conn.endpointId, frame.id, frame.cursor, frame.limit);
-  if (!s) return Promise.reject(new PE("not_found"));
-  return Promise.resolve({
+export function statusAs(app: App, senderId: string, frame: RequestOf<"status">) {
+  const s = messageStatus(app.reader, senderId, frame.id, frame.cursor, frame.limit);
+  if (!s) throw new PE("not_found");
+  return {
     id: s.id,
     state: s.state,
     reason: s.reason,
@@ -107,7 +118,15 @@ const status: Handler<"status"> = ({ app, conn }, frame) => {
     counts: s.counts,
     items: s.items.map((i) => ({ endpoint_id: i.endpointId, state: i.state, reason: i.reason })),
     next_cursor: s.nextCursor,
-  });
+  };
+}
+
+const status: Handler<"status"> = ({ app, conn }, frame) => {
+  try {
+    return Promise.resolve(statusAs(app, conn.endpointId, frame));
+  } catch (err) {
+    return Promise.reject(err);
+  }
 };
 
 /** spec 6.4: the sender confirms a receipt; it is not pushed again. */
