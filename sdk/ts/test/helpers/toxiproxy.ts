@@ -187,10 +187,8 @@ export class ToxicDriver {
     const rng = this.#rng;
     // Each kind of weather in turn, in a seeded order; killers at seeded moments.
     const order = [...WEATHER].sort(() => rng() - 0.5);
-    const at = plan.killers.map(() => between(rng, 300, Math.max(300, phaseMs - 1000))).sort((
-      x,
-      y,
-    ) => x - y);
+    const latest = Math.max(300, phaseMs - 1000);
+    const at = plan.killers.map(() => between(rng, 300, latest)).sort((x, y) => x - y);
     const killers = [...plan.killers];
     for (let i = 0; !until() && i < 10_000; i++) {
       const kind = order[i % order.length]!;
