@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every NixMsg test on a fresh machine and ends with one line: "N passed, N failed".
 # Installs what the tests need: Deno (from npm, into .tools/), openssl for the TLS tests,
-# Debian's chromium and a CJK font for the browser tests, and the SDK's npm packages.
+# Debian's chromium and a CJK font for the browser tests, toxiproxy (built with Go) and nftables
+# for the weak-network tests, and the SDK's npm packages.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="$PWD"
@@ -32,6 +33,11 @@ command -v openssl >/dev/null 2>&1 || apt_install openssl
 command -v curl >/dev/null 2>&1 || apt_install curl
 # The browser tests drive Debian's chromium; the Chinese console needs a CJK font.
 apt_install chromium fonts-wqy-microhei
+# The weak-network tests run toxiproxy v2.5.0, built once from its Go module into ~/.cache/nixmsg.
+command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || apt_install golang-go
+bash scripts/install_toxiproxy.sh >/dev/null || echo "== toxiproxy could not be built: the weak-network tests will fail"
+# The packet-loss test drops packets with nftables inside a network namespace (skipped when not root).
+command -v nft >/dev/null 2>&1 || apt_install nftables
 
 passed=0
 failed=0

@@ -14,7 +14,8 @@
  */
 import { join } from "node:path";
 import { stringify } from "yaml";
-import { AdminClient } from "./_admin.ts";
+import { AdminClient, type Command } from "./_admin.ts";
+import { isToxiCommand, ToxiproxyRunner } from "./_toxiproxy.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const MAIN = join(ROOT, "server/main.ts");
@@ -158,9 +159,11 @@ async function main(): Promise<void> {
   const env = { ...Deno.env.toObject(), NIXMSG_CONFIG: configPath };
 
   let server: Awaited<ReturnType<typeof serve>> | null = null;
+  let toxiproxy: ToxiproxyRunner | null = null;
   let stopping: Promise<void> | null = null;
   const stop = (code: number) => {
     stopping ??= (async () => {
+      await toxiproxy?.stop().catch(() => {});
       if (server) {
         try {
           server.child.kill("SIGTERM");
@@ -179,6 +182,7 @@ async function main(): Promise<void> {
     const adminPassword = await adminInit(env, dir);
     server = await serve(env, dir, logFile);
     const addr = (await Deno.readTextFile(join(dataDir, "listen.addr"))).trim();
+    toxiproxy = new ToxiproxyRunner(addr, join(dir, "toxiproxy.log"));
     const httpUrl = `http://${addr}`;
     const admin = await AdminClient.open(httpUrl, adminPassword);
     const endpoints = [];
@@ -202,7 +206,8 @@ async function main(): Promise<void> {
         void stop(1);
       }
     });
-    await commandLoop(admin);
+    const runner = toxiproxy;
+    await commandLoop((c) => isToxiCommand(c) ? runner.command(c) : admin.command(c as Command));
   } catch (err) {
     console.error(`harness: ${err instanceof Error ? err.stack : String(err)}`);
     await stop(1);
@@ -211,7 +216,7 @@ async function main(): Promise<void> {
 }
 
 /** Reads JSON commands from stdin until it closes; answers each with one JSON line. */
-async function commandLoop(admin: AdminClient): Promise<void> {
+async function commandLoop(run: (c: { cmd?: unknown }) => Promise<unknown>): Promise<void> {
   let buf = "";
   for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
     buf += chunk;
@@ -222,7 +227,7 @@ async function commandLoop(admin: AdminClient): Promise<void> {
       if (line === "") continue;
       let reply: unknown;
       try {
-        reply = { ok: true, data: await admin.command(JSON.parse(line)) };
+        reply = { ok: true, data: await run(JSON.parse(line)) };
       } catch (err) {
         reply = { ok: false, error: err instanceof Error ? err.message : String(err) };
       }

@@ -6,7 +6,8 @@
 # .tools/ copy that ./nixmsg installs); for the browser test the Debian packages `chromium` and
 # `fonts-wqy-microhei` (`apt-get install chromium fonts-wqy-microhei`), or $CHROMIUM; and
 # python3 with venv, for the docs/devices.md example (paho-mqtt is installed from PyPI into
-# node_modules/.venv).
+# node_modules/.venv); Go, for toxiproxy (the weak-network tests; ../../scripts/install_toxiproxy.sh
+# builds it into ~/.cache/nixmsg on first use, or set NIXMSG_TOXIPROXY to a binary).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 repo="$(cd ../.. && pwd)"

@@ -1,6 +1,7 @@
 // Compiles the TypeScript tests with esbuild into dist/test-build/ (one bundle per test file;
 // packages stay external, so "@nixevol/nixmsg" resolves to the built package) and runs them
-// with node's built-in test runner. Usage: node scripts/test.mjs [unit|integration] [-- args].
+// with node's built-in test runner. Usage:
+// node scripts/test.mjs [unit|integration|integration/x.test.ts ...] [-- args].
 import { spawnSync } from "node:child_process";
 import { readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -19,8 +20,9 @@ const selected = suites.length ? suites : ["unit", "integration"];
 const built = spawnSync(process.execPath, [join(root, "scripts/build.mjs")], { stdio: "inherit" });
 if (built.status !== 0) process.exit(built.status ?? 1);
 
+// A suite is a directory of test/ ("unit", "integration") or one file ("integration/x.test.ts").
 const entries = selected.flatMap((suite) =>
-  readdirSync(join(root, "test", suite))
+  suite.endsWith(".test.ts") ? [join(root, "test", suite)] : readdirSync(join(root, "test", suite))
     .filter((f) => f.endsWith(".test.ts"))
     .sort()
     .map((f) => join(root, "test", suite, f))

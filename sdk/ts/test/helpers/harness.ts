@@ -70,9 +70,12 @@ export class Harness {
     lines.on("line", (line) => this.#replies.shift()?.(line));
   }
 
-  /** Spawns the harness; `set` entries become `--set key=value` config overrides. */
+  /**
+   * Spawns the harness; `set` entries become `--set key=value` config overrides; with `netns` it
+   * runs inside that network namespace (`ip netns exec`).
+   */
   static async start(
-    options: { endpoints?: number; set?: Record<string, unknown> } = {},
+    options: { endpoints?: number; set?: Record<string, unknown>; netns?: string } = {},
   ): Promise<Harness> {
     const args = [
       "run",
@@ -90,7 +93,10 @@ export class Harness {
     for (const [k, v] of Object.entries(options.set ?? {})) {
       args.push("--set", `${k}=${JSON.stringify(v)}`);
     }
-    const child = spawn(denoPath(), args, { stdio: ["pipe", "pipe", "inherit"] });
+    // `netns`: the harness and its server run inside that network namespace.
+    const cmd = options.netns ? "ip" : denoPath();
+    const argv = options.netns ? ["netns", "exec", options.netns, denoPath(), ...args] : args;
+    const child = spawn(cmd, argv, { stdio: ["pipe", "pipe", "inherit"] });
     const lines = createInterface({ input: child.stdout! });
     const first = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(
