@@ -69,23 +69,25 @@ Deno.test("a kept message sent while the receiver is offline arrives when it com
   });
 });
 
-Deno.test("a message delayed 2 s is scheduled and arrives about 2 s after the response", async () => {
+Deno.test("a message delayed 2 s is scheduled and arrives at its send_at, not before", async () => {
   await withServer({}, async (h) => {
     await h.endpoints("a", "b");
     const a = await h.online("a");
     const b = await h.online("b");
     const resp = await a.request(sendFrame("d1", "b", "later", { delay_ms: 2000 }));
-    const answeredAt = performance.now();
     const data = resp.data as Data;
     assert.equal(data.state, "scheduled");
-    assert.ok(Math.abs((data.send_at_ms as number) - (Date.now() + 2000)) < 500);
+    const sendAt = data.send_at_ms as number;
+    assert.ok(Math.abs(sendAt - (Date.now() + 2000)) < 500);
     let arrivedAt = 0;
     await b.until(() => {
-      if (arrivedAt === 0 && msgs(b, "d1").length > 0) arrivedAt = performance.now();
+      if (arrivedAt === 0 && msgs(b, "d1").length > 0) arrivedAt = Date.now();
       return arrivedAt > 0;
     }, "delayed msg");
-    const waited = arrivedAt - answeredAt;
-    assert.ok(waited >= 1900 && waited < 5000, `arrived after ${waited.toFixed(0)} ms`);
+    // Judged against its own send_at (one clock for server and test), not the response's arrival,
+    // which a loaded machine can delay: never early, and not long after.
+    const late = arrivedAt - sendAt;
+    assert.ok(late >= -100 && late < 3000, `arrived ${late} ms after send_at`);
     assert.equal(msgs(b, "d1")[0].send_at_ms, data.send_at_ms);
   });
 });
