@@ -76,6 +76,10 @@ export interface ServerProcess {
   port: number;
   /** Log lines (parsed JSON) seen so far. */
   logs: Record<string, unknown>[];
+  /** Settles when the process ends, however it ends (a crash too). */
+  exited: Promise<Deno.CommandStatus>;
+  /** What the process wrote to stderr so far (an uncaught error lands here). */
+  stderr(): string;
   /** SIGTERM and wait; returns the exit code. */
   stop(): Promise<number>;
   /** SIGKILL and wait (crash tests). */
@@ -145,6 +149,8 @@ export async function startServerProcess(
     addr,
     port: Number(addr.slice(addr.lastIndexOf(":") + 1)),
     logs,
+    exited: status,
+    stderr: () => stderr,
     async stop() {
       child.kill("SIGTERM");
       const s = await status;
