@@ -17,7 +17,7 @@ export interface RawReply {
 
 /** Options of {@linkcode rawExchange}. */
 export interface RawExchangeOptions {
-  /** How long to wait for the server to close, from the connect; default 3000 ms. */
+  /** How long to wait for the server to close, from the connect; default 5000 ms. */
   deadlineMs?: number;
   /** Speak TLS first (any certificate is accepted), then write the stages inside it. */
   tls?: boolean;
@@ -65,7 +65,7 @@ export function rawExchange(
       socket.destroy();
       resolve({ bytes: Buffer.concat(chunks, received), closed, refused });
     };
-    const timer = setTimeout(() => finish(false), opts.deadlineMs ?? 3000);
+    const timer = setTimeout(() => finish(false), opts.deadlineMs ?? 5000);
     const silentMs = opts.settle?.silentMs ?? 200;
     const stageMs = opts.settle?.stageMs ?? 1000;
     const writeStage = () => {
