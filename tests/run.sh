@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every NixMsg test on a fresh machine and ends with one line: "N passed, N failed".
 # Installs what the tests need: Deno (from npm, into .tools/), openssl for the TLS tests,
-# Debian's chromium and a CJK font for the browser tests, and the SDK's npm packages.
+# Debian's chromium and a CJK font for the browser tests, mosquitto-clients for the device guide,
+# and the SDK's npm packages.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="$PWD"
@@ -30,6 +31,8 @@ apt_install() {
 command -v openssl >/dev/null 2>&1 || apt_install openssl
 # The browser tests drive Debian's chromium; the Chinese console needs a CJK font.
 apt_install chromium fonts-wqy-microhei
+# The device guide's mosquitto_rr check (sdk/ts devices_doc test) skips itself without it.
+apt_install mosquitto-clients || echo "== mosquitto-clients not installed: its check is skipped"
 
 passed=0
 failed=0
