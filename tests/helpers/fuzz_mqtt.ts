@@ -17,6 +17,8 @@ export interface MqttInput {
 export interface StagedInput {
   name: string;
   stages: Uint8Array[];
+  /** The first stage is a valid login: give its CONNACK time before writing the next. */
+  login: boolean;
 }
 
 /** Credentials of the connection an input logs in with. */
@@ -356,22 +358,24 @@ export function preAuthInput(rng: Rng, login: MqttLogin): StagedInput {
     return {
       name: "random bytes after 0x10",
       stages: [concatBytes([new Uint8Array([0x10]), rng.bytes(rng.size(300))])],
+      login: false,
     };
   }
   const first = mutatedConnect(rng, login);
-  if (!rng.chance(0.4)) return { name: first.name, stages: [first.bytes] };
+  if (!rng.chance(0.4)) return { name: first.name, stages: [first.bytes], login: false };
   const more = postAuthPackets(rng, login.id, 5, 1 + rng.int(3));
-  return staged(rng, first, more);
+  return staged(rng, first, more, false);
 }
 
 /** `first` then `more`, in two stages, or (one time in four) pipelined in one. */
-function staged(rng: Rng, first: MqttInput, more: MqttInput): StagedInput {
+function staged(rng: Rng, first: MqttInput, more: MqttInput, login: boolean): StagedInput {
   return rng.chance(0.25)
     ? {
       name: `${first.name}, pipelined ${more.name}`,
       stages: [concatBytes([first.bytes, more.bytes])],
+      login,
     }
-    : { name: `${first.name}, then ${more.name}`, stages: [first.bytes, more.bytes] };
+    : { name: `${first.name}, then ${more.name}`, stages: [first.bytes, more.bytes], login };
 }
 
 /** `count` packets after a CONNECT: valid, mutated, crafted, hello or random bytes. */
@@ -415,5 +419,6 @@ export function postAuthPackets(
 export function postAuthInput(rng: Rng, login: MqttLogin): StagedInput {
   const version = rng.pick([4, 5, 5, 5] as const);
   const rest = postAuthPackets(rng, login.id, version, 1 + rng.int(5));
-  return staged(rng, { name: `MQTT ${version} login`, bytes: connectBytes(login, version) }, rest);
+  const connect = { name: `MQTT ${version} login`, bytes: connectBytes(login, version) };
+  return staged(rng, connect, rest, true);
 }

@@ -11,6 +11,8 @@ import { connectBytes, type MqttLogin, postAuthPackets, preAuthInput } from "./f
 export interface WsInput {
   name: string;
   stages: Uint8Array[][];
+  /** A stage is a valid login: give its CONNACK time before writing the next. */
+  login: boolean;
 }
 
 const enc = new TextEncoder();
@@ -248,5 +250,6 @@ export function wsInput(rng: Rng, login: MqttLogin, preLogin: MqttLogin): WsInpu
   return {
     name: `${upgradeName}: ${names.join(", ") || "no frames"}${pipelined ? ", pipelined" : ""}`,
     stages: pipelined ? [stages.flat()] : stages,
+    login: mode === 0,
   };
 }
