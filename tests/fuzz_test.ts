@@ -225,6 +225,7 @@ Deno.test({
         };
       });
       await sessions.close();
+      await target.expectNoConnections();
 
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
       console.log(

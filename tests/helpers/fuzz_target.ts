@@ -64,6 +64,7 @@ export interface FuzzInput {
 /** The passwords and ids of the endpoints the fuzz test creates. */
 export const FUZZ_PASSWORD = "fuzz-password-1";
 export const ADMIN_PASSWORD = "fuzz-admin-password-1";
+const METRICS_TOKEN = "fuzz-metrics-token";
 
 /** The server under test, its findings, and its restarts. */
 export class FuzzTarget {
@@ -97,6 +98,7 @@ export class FuzzTarget {
       {
         log: { level: "info" },
         limits: { requests_per_second: 100_000 },
+        metrics: { token: METRICS_TOKEN },
         timeouts: { first_byte_seconds: 2, hello_seconds: 5, shutdown_drain_seconds: 2 },
         ...(cert
           ? { tls: { cert_file: cert.certFile, key_file: cert.keyFile, allow_plaintext: true } }
@@ -159,6 +161,40 @@ export class FuzzTarget {
     } catch {
       return null;
     }
+  }
+
+  /** The MQTT connections the server counts now (`nixmsg_connections`), or null without an answer. */
+  async mqttConnections(): Promise<number | null> {
+    try {
+      const res = await fetch(`http://127.0.0.1:${this.port}/metrics`, {
+        headers: { Authorization: `Bearer ${METRICS_TOKEN}` },
+        signal: AbortSignal.timeout(5000),
+      });
+      const text = await res.text();
+      const counts = [...text.matchAll(/^nixmsg_connections\{[^}]*\} (\d+)$/gm)];
+      return counts.length === 0 ? null : counts.reduce((n, m) => n + Number(m[1]), 0);
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Waits (polling, at most `ms`) until the server counts no MQTT connection; every fuzzed client
+   * has closed, so one still counted is a leak. Records a finding when it stays above 0.
+   */
+  async expectNoConnections(ms = 10_000): Promise<void> {
+    const until = Date.now() + ms;
+    let count: number | null = null;
+    while (Date.now() < until) {
+      count = await this.mqttConnections();
+      if (count === 0) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    this.findings.push({
+      phase: "after",
+      input: "(all)",
+      what: `${count} MQTT connections still counted ${ms} ms after every client closed`,
+    });
   }
 
   /**
