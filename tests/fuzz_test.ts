@@ -26,7 +26,7 @@ import { HAS_OPENSSL } from "../server/net/_test_util.ts";
 import { sendFrame, waitMsg, waitReceipt } from "./helpers/messaging.ts";
 
 /** Inputs per phase: a few thousand in all, under a minute on a shared 2-core machine. */
-const COUNTS = { tcp: 400, mqtt: 1000, ws: 600, http: 700, json: 500 };
+const COUNTS = { tcp: 400, mqtt: 900, ws: 600, http: 600, json: 400 };
 const CONCURRENCY = 16;
 /**
  * Half-close 100 ms after the server's first reply, or after 200 ms without one. A valid login
