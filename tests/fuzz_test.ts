@@ -25,8 +25,18 @@ import { rawExchange, type RawExchangeOptions, type RawReply } from "./helpers/r
 import { HAS_OPENSSL } from "../server/net/_test_util.ts";
 import { sendFrame, waitMsg, waitReceipt } from "./helpers/messaging.ts";
 
-/** Inputs per phase: a few thousand in all, under a minute on a shared 2-core machine. */
-const COUNTS = { tcp: 400, mqtt: 900, ws: 600, http: 600, json: 400 };
+/**
+ * Inputs per phase, a few thousand in all, and the time each phase may take: on a quiet machine
+ * every input runs in about 20 s; on a loaded one a phase starts no input after its budget, so the
+ * test stays under a minute (the count that ran is printed).
+ */
+const PHASES = {
+  tcp: { count: 400, budgetMs: 4000 },
+  mqtt: { count: 1000, budgetMs: 16_000 },
+  ws: { count: 600, budgetMs: 12_000 },
+  http: { count: 700, budgetMs: 8000 },
+  json: { count: 500, budgetMs: 8000 },
+};
 const CONCURRENCY = 16;
 /**
  * Half-close 100 ms after the server's first reply, or after 200 ms without one. A valid login
@@ -166,7 +176,7 @@ Deno.test({
     try {
       // Raw TCP: random bytes after each first byte the sniffer knows, plain or inside TLS.
       let rng = phaseRng(seed, 0);
-      ran.tcp = await target.runPhase("tcp", COUNTS.tcp, CONCURRENCY, (i) => {
+      ran.tcp = await target.runPhase("tcp", { ...PHASES.tcp, concurrency: CONCURRENCY }, (i) => {
         const first = rng.pick([0x10, 0x16, 0x47, 0x50, 0x00, 0xff, 0x30, rng.int(256)]);
         const tls = target.tls && rng.chance(0.2);
         const bytes = new Uint8Array([first, ...rng.bytes(rng.size(400))]);
@@ -177,20 +187,24 @@ Deno.test({
       const tokens = await sessionTokens(target.port, [...MQTT_IDS, ...WS_IDS]);
       const login = (id: string): MqttLogin => ({ id, password: tokens.get(id)! });
       rng = phaseRng(seed, 1);
-      ran.mqtt = await target.runPhase("mqtt", COUNTS.mqtt, CONCURRENCY, (i) => {
-        const input = rng.chance(0.4)
-          ? preAuthInput(rng, PRE)
-          : postAuthInput(rng, login(MQTT_IDS[i % MQTT_IDS.length]));
-        const tls = target.tls && rng.chance(0.15);
-        return rawInput(`#${i} ${input.name}`, input.stages.map((b) => [b]), {
-          tls,
-          settle: input.login ? SETTLE_LOGIN : SETTLE,
-        });
-      });
+      ran.mqtt = await target.runPhase(
+        "mqtt",
+        { ...PHASES.mqtt, concurrency: CONCURRENCY },
+        (i) => {
+          const input = rng.chance(0.4)
+            ? preAuthInput(rng, PRE)
+            : postAuthInput(rng, login(MQTT_IDS[i % MQTT_IDS.length]));
+          const tls = target.tls && rng.chance(0.15);
+          return rawInput(`#${i} ${input.name}`, input.stages.map((b) => [b]), {
+            tls,
+            settle: input.login ? SETTLE_LOGIN : SETTLE,
+          });
+        },
+      );
 
       // WebSocket: upgrades with and without `mqtt`, then MQTT and broken frames.
       rng = phaseRng(seed, 2);
-      ran.ws = await target.runPhase("ws", COUNTS.ws, CONCURRENCY, (i) => {
+      ran.ws = await target.runPhase("ws", { ...PHASES.ws, concurrency: CONCURRENCY }, (i) => {
         const input = wsInput(rng, login(WS_IDS[i % WS_IDS.length]), PRE);
         const settle = input.login ? SETTLE_LOGIN : SETTLE;
         return rawInput(`#${i} ${input.name}`, input.stages, { settle });
@@ -199,25 +213,29 @@ Deno.test({
       // HTTP: requests written by hand, most with a valid admin session cookie.
       rng = phaseRng(seed, 3);
       const auth: HttpAuth = { cookie: await adminCookie(target.port) };
-      ran.http = await target.runPhase("http", COUNTS.http, CONCURRENCY, (i) => {
-        const input = httpInput(rng, auth);
-        const tls = target.tls && rng.chance(0.15);
-        const raw = rawInput(`#${i} ${input.name}`, [[input.bytes]], { tls }, http500);
-        if (i % 100 !== 99) return raw;
-        // A fuzzed logout ends the session: log in again now and then.
-        return {
-          name: raw.name,
-          async run(port) {
-            const out = await raw.run(port);
-            auth.cookie = await adminCookie(port).catch(() => auth.cookie);
-            return out;
-          },
-        };
-      });
+      ran.http = await target.runPhase(
+        "http",
+        { ...PHASES.http, concurrency: CONCURRENCY },
+        (i) => {
+          const input = httpInput(rng, auth);
+          const tls = target.tls && rng.chance(0.15);
+          const raw = rawInput(`#${i} ${input.name}`, [[input.bytes]], { tls }, http500);
+          if (i % 100 !== 99) return raw;
+          // A fuzzed logout ends the session: log in again now and then.
+          return {
+            name: raw.name,
+            async run(port) {
+              const out = await raw.run(port);
+              auth.cookie = await adminCookie(port).catch(() => auth.cookie);
+              return out;
+            },
+          };
+        },
+      );
 
       // JSON frames on the up topic of sessions past a valid login and hello.
       rng = phaseRng(seed, 4);
-      ran.json = await target.runPhase("json", COUNTS.json, 4, (i) => {
+      ran.json = await target.runPhase("json", { ...PHASES.json, concurrency: 4 }, (i) => {
         const input = jsonFrameInput(rng);
         return {
           name: `#${i} ${input.name} [${hexPreview(input.payload, 32)}]`,
@@ -229,7 +247,10 @@ Deno.test({
 
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
       console.log(
-        `fuzz: ${JSON.stringify(ran)} inputs in ${seconds} s; ` +
+        `fuzz: ${JSON.stringify(ran)} inputs ran in ${seconds} s ` +
+          `(of ${
+            JSON.stringify(Object.fromEntries(Object.entries(PHASES).map(([k, v]) => [k, v.count])))
+          }); ` +
           `${target.crashes.length} crashes, ${target.findings.length} findings, ` +
           `${sessions.closedByServer} JSON sessions closed by the server`,
       );
@@ -265,6 +286,12 @@ Deno.test({
         ),
         ...target.findings.map((f) => `${f.phase}: ${f.what}\n  input: ${f.input}`),
       ];
+      // A server that takes a whole budget for a tenth of the inputs has stalled.
+      for (const [phase, { count }] of Object.entries(PHASES)) {
+        if (!crashed.has(phase) && ran[phase] < count / 10) {
+          report.push(`${phase}: only ${ran[phase]} of ${count} inputs ran within the budget`);
+        }
+      }
       if (report.length > 0) console.log(`fuzz report (seed ${seed}):\n${report.join("\n")}`);
 
       // Healthy and still delivering, in the process that took the last inputs.

@@ -254,29 +254,30 @@ export class FuzzTarget {
   }
 
   /**
-   * Runs `count` inputs made by `make(i)` with `concurrency` at a time. When the server dies,
-   * records the crash, replays the inputs started last to pin it on one, restarts and goes on
-   * (inputs refused meanwhile run again); after `maxCrashes` crashes the rest of the phase is
-   * skipped (and recorded as a finding). Input names must be unique. Returns how many inputs ran.
+   * Runs `count` inputs made by `make(i)`, `concurrency` at a time, starting none after
+   * `budgetMs`. When the server dies, records the crash, replays the inputs started last to pin it
+   * on one, restarts and goes on (inputs refused meanwhile run again); after `maxCrashes` crashes
+   * the rest of the phase is skipped (and recorded as a finding). Input names must be unique.
+   * Returns how many inputs ran.
    */
   async runPhase(
     phase: string,
-    count: number,
-    concurrency: number,
+    opts: { count: number; concurrency: number; budgetMs: number; maxCrashes?: number },
     make: (i: number) => FuzzInput,
-    maxCrashes = 3,
   ): Promise<number> {
+    const { count, concurrency, budgetMs, maxCrashes = 3 } = opts;
     const started = Date.now();
+    const inTime = () => Date.now() - started < budgetMs;
     let next = 0;
     let ran = 0;
     let crashes = 0;
     const again: FuzzInput[] = [];
     // The inputs started last: a crash is one of them (the exit is seen a little late).
     let recent: FuzzInput[] = [];
-    while ((next < count || again.length > 0) && crashes < maxCrashes) {
+    while ((next < count || again.length > 0) && crashes < maxCrashes && inTime()) {
       let refused = false;
       const worker = async () => {
-        while ((next < count || again.length > 0) && this.alive && !refused) {
+        while ((next < count || again.length > 0) && this.alive && !refused && inTime()) {
           const input = again.shift() ?? make(next++);
           recent.push(input);
           if (recent.length > 2 * concurrency) recent.shift();
@@ -314,7 +315,7 @@ export class FuzzTarget {
       });
     }
     const skipped = count - next + again.length;
-    if (skipped > 0) {
+    if (skipped > 0 && crashes >= maxCrashes) {
       this.findings.push({
         phase,
         input: "(rest of the phase)",
