@@ -2,7 +2,7 @@
 # Runs every NixMsg test on a fresh machine and ends with one line: "N passed, N failed".
 # Installs what the tests need: Deno (from npm, into .tools/), openssl for the TLS tests,
 # Debian's chromium and a CJK font for the browser tests, toxiproxy (built with Go) and nftables
-# for the weak-network tests, and the SDK's npm packages.
+# for the weak-network tests, mosquitto-clients for the device guide, and the SDKs' packages.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="$PWD"
@@ -38,6 +38,8 @@ command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || apt_install gola
 bash scripts/install_toxiproxy.sh >/dev/null || echo "== toxiproxy could not be built: the weak-network tests will fail"
 # The packet-loss test drops packets with nftables inside a network namespace (skipped when not root).
 command -v nft >/dev/null 2>&1 || apt_install nftables
+# The device guide's mosquitto_rr check (sdk/ts devices_doc test) skips itself without it.
+apt_install mosquitto-clients || echo "== mosquitto-clients not installed: its check is skipped"
 
 passed=0
 failed=0

@@ -7,7 +7,9 @@
 # `fonts-wqy-microhei` (`apt-get install chromium fonts-wqy-microhei`), or $CHROMIUM; and
 # python3 with venv, for the docs/devices.md example (paho-mqtt is installed from PyPI into
 # node_modules/.venv); Go, for toxiproxy (the weak-network tests; ../../scripts/install_toxiproxy.sh
-# builds it into ~/.cache/nixmsg on first use, or set NIXMSG_TOXIPROXY to a binary).
+# builds it into ~/.cache/nixmsg on first use, or set NIXMSG_TOXIPROXY to a binary); and,
+# optionally, `mosquitto_rr` (Debian `mosquitto-clients`) for the guide's quick check, which is
+# skipped without it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 repo="$(cd ../.. && pwd)"
@@ -30,7 +32,7 @@ npm ci --no-audit --no-fund
 if [ -z "${NIXMSG_PYTHON:-}" ]; then
   echo "== paho-mqtt for the docs/devices.md example"
   python3 -m venv node_modules/.venv
-  node_modules/.venv/bin/pip install --quiet --disable-pip-version-check "paho-mqtt==2.1.0"
+  node_modules/.venv/bin/pip install --quiet --disable-pip-version-check "paho-mqtt==2.2.0"
 fi
 echo "== build"
 npm run --silent build

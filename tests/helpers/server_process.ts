@@ -78,6 +78,10 @@ export interface ServerProcess {
   logs: Record<string, unknown>[];
   /** The process id (of the wrapper, which execs the server, when `wrap` is used). */
   pid: number;
+  /** Settles when the process ends, however it ends (a crash too). */
+  exited: Promise<Deno.CommandStatus>;
+  /** What the process wrote to stderr so far (an uncaught error lands here). */
+  stderr(): string;
   /** SIGTERM and wait; returns the exit code. */
   stop(): Promise<number>;
   /** SIGKILL and wait (crash tests). */
@@ -153,6 +157,8 @@ export async function startServerProcess(
     port: Number(addr.slice(addr.lastIndexOf(":") + 1)),
     logs,
     pid: child.pid,
+    exited: status,
+    stderr: () => stderr,
     async stop() {
       child.kill("SIGTERM");
       const s = await status;
