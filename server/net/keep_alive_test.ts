@@ -3,9 +3,10 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { Agent, request as httpRequest } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { Socket } from "node:net";
 import { withListeners } from "./_listener_harness.ts";
-import { closeOf, connectTcp, within } from "./_test_util.ts";
+import { closeOf, connectTcp, HAS_OPENSSL, makeCert, within } from "./_test_util.ts";
 import { WireReader, wireRequest } from "./_http_wire.ts";
 
 const SHORT = { timeouts: { http_headers_seconds: 0.5, http_body_seconds: 2 } };
@@ -49,15 +50,22 @@ Deno.test("sequential and pipelined requests on one connection are each answered
 });
 
 /** POSTs `body` through `agent`; resolves with the status and the client socket used. */
-function postVia(agent: Agent, port: number, body: string): Promise<[number, Socket]> {
+function postVia(
+  agent: Agent,
+  port: number,
+  body: string,
+  tls = false,
+): Promise<[number, Socket]> {
+  const send = tls ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = httpRequest({
+    const req = send({
       host: "127.0.0.1",
       port,
       path: "/api/client/body",
       method: "POST",
       headers: { "Content-Type": "application/json" },
       agent,
+      rejectUnauthorized: false,
     }, (res) => {
       res.resume();
       res.on("end", () => resolve([res.statusCode ?? 0, req.socket as Socket]));
@@ -86,6 +94,34 @@ Deno.test("a keep-alive client makes 50 sequential POSTs on one connection witho
       agent.destroy();
     }
   });
+});
+
+Deno.test({
+  name: "keep-alive works over TLS too",
+  ignore: !HAS_OPENSSL,
+  fn: async () => {
+    const dir = await Deno.makeTempDir();
+    const cert = await makeCert(dir, "ka");
+    const agent = new HttpsAgent({ keepAlive: true, maxSockets: 1 });
+    try {
+      await withListeners(
+        { tls: { cert_file: cert.certFile, key_file: cert.keyFile } },
+        async ({ listeners }) => {
+          const sockets = new Set<Socket>();
+          for (let i = 0; i < 10; i++) {
+            const sent = postVia(agent, listeners.listen.port, JSON.stringify({ i }), true);
+            const [status, socket] = await within(sent, `POST ${i}`);
+            assert.equal(status, 200, `POST ${i}`);
+            sockets.add(socket);
+          }
+          assert.equal(sockets.size, 1, "every request reused the first connection");
+        },
+      );
+    } finally {
+      agent.destroy();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
 });
 
 Deno.test("an idle keep-alive connection is closed at the header deadline, quietly", async () => {
