@@ -26,7 +26,7 @@ export interface DispatchSettings {
   readonly tls: { readonly context: () => SecureContext; readonly allowPlaintext: boolean } | null;
   readonly http: HttpServer;
   /** Takes a connection for HTTP; false when HTTP is at its connection cap (then dropped). */
-  readonly admitHttp: (stream: Duplex, remoteAddress: string) => boolean;
+  readonly admitHttp: (stream: Socket, remoteAddress: string) => boolean;
   /** Receives raw MQTT; null on `admin_listen`, where a 0x10 first byte is closed (spec 4.2). */
   readonly onMqtt: MqttHandler | null;
   readonly facts: WeakMap<Duplex, ConnFacts>;

@@ -3,13 +3,14 @@
  *
  * The socket idle timer restarts on every byte, so a peer dripping one byte at a time would hold
  * a connection forever. Here each request's headers must arrive within `headersMs` of the
- * connection becoming idle (handed over, or the previous response finished), and its body within
- * `bodyMs` of the headers. Deno's node:http ignores `headersTimeout` and `requestTimeout`
- * (checked with Deno 2.9), so the deadlines are kept here. At most `maxConnections` connections
- * may speak HTTP on one listener at a time; a WebSocket upgrade leaves that count.
+ * connection becoming idle (handed over, or its last pending response finished: keep-alive), and
+ * its body within `bodyMs` of the headers. Deno's node:http ignores `headersTimeout` and
+ * `requestTimeout` (checked with Deno 2.9), so the deadlines are kept here. At most
+ * `maxConnections` connections may speak HTTP on one listener at a time; a WebSocket upgrade
+ * leaves that count.
  */
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from "node:http";
-import type { Duplex } from "node:stream";
+import type { Socket } from "node:net";
 import type { Logger } from "../log/log.ts";
 import { countClosedConnection } from "../metrics/metrics.ts";
 
@@ -24,7 +25,15 @@ export interface HttpGuardOptions {
 interface ConnState {
   timer: ReturnType<typeof setTimeout> | undefined;
   remote: string;
+  /** Requests whose response has not finished yet: more than one when the peer pipelines. */
+  active: number;
 }
+
+/**
+ * What a timer waits for. "idle" is a keep-alive connection waiting for its next request: when
+ * not a byte of it arrived, closing it is routine, not a slow peer.
+ */
+type Phase = "headers" | "body" | "idle";
 
 /** Repeated refusals are logged at most this often. */
 const REFUSAL_LOG_MS = 10_000;
@@ -32,7 +41,7 @@ const REFUSAL_LOG_MS = 10_000;
 /** Watches the connections of one node:http server. */
 export class HttpGuard {
   readonly #o: HttpGuardOptions;
-  readonly #conns = new Map<Duplex, ConnState>();
+  readonly #conns = new Map<Socket, ConnState>();
   #refused = 0;
   #lastRefusalLog = -Infinity;
 
@@ -52,7 +61,7 @@ export class HttpGuard {
    * Registers a connection about to be handed to HTTP. Returns false when the listener already
    * has `maxConnections` of them; the caller then closes it at once.
    */
-  admit(socket: Duplex, remote: string): boolean {
+  admit(socket: Socket, remote: string): boolean {
     if (this.#conns.size >= this.#o.maxConnections) {
       countClosedConnection("http_cap");
       this.#refused++;
@@ -68,7 +77,7 @@ export class HttpGuard {
       }
       return false;
     }
-    const state: ConnState = { timer: undefined, remote };
+    const state: ConnState = { timer: undefined, remote, active: 0 };
     this.#conns.set(socket, state);
     socket.once("close", () => this.#release(socket));
     this.#arm(socket, state, "headers", this.#o.headersMs);
@@ -79,33 +88,45 @@ export class HttpGuard {
     const socket = req.socket;
     const state = this.#conns.get(socket);
     if (state === undefined) return;
+    state.active++;
     clearTimeout(state.timer);
     state.timer = undefined;
     if (hasBody(req)) {
       this.#arm(socket, state, "body", this.#o.bodyMs, () => !req.complete);
     }
-    res.once("finish", () => {
-      // Keep-alive: the next request's headers (and the idle time before them) get a deadline.
-      if (this.#conns.get(socket) === state && !socket.destroyed) {
-        this.#arm(socket, state, "headers", this.#o.headersMs);
+    // "close" comes once per response: after "finish", or when it is cut off.
+    res.once("close", () => {
+      state.active--;
+      // Keep-alive: once nothing is pending, the idle time and the next request's headers
+      // together get a deadline. A pipelined request still in progress keeps its own timer.
+      if (state.active === 0 && this.#conns.get(socket) === state && !socket.destroyed) {
+        this.#arm(socket, state, "idle", this.#o.headersMs);
       }
     });
   }
 
   #arm(
-    socket: Duplex,
+    socket: Socket,
     state: ConnState,
-    phase: "headers" | "body",
+    phase: Phase,
     ms: number,
     stillLate: () => boolean = () => true,
   ): void {
     clearTimeout(state.timer);
+    const readBefore = socket.bytesRead;
     state.timer = setTimeout(() => {
       state.timer = undefined;
       if (!stillLate() || socket.destroyed) return;
+      if (phase === "idle" && socket.bytesRead === readBefore) {
+        this.#o.log.debug("HTTP keep-alive connection closed: idle", {
+          seconds: ms / 1000,
+          remote: state.remote,
+        });
+        return void socket.destroy();
+      }
       countClosedConnection("http_deadline");
       this.#o.log.debug("HTTP connection closed: deadline passed", {
-        phase,
+        phase: phase === "idle" ? "headers" : phase,
         seconds: ms / 1000,
         remote: state.remote,
       });
@@ -113,7 +134,7 @@ export class HttpGuard {
     }, ms);
   }
 
-  #release(socket: Duplex): void {
+  #release(socket: Socket): void {
     const state = this.#conns.get(socket);
     if (state === undefined) return;
     clearTimeout(state.timer);

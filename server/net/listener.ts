@@ -76,6 +76,8 @@ interface Shared {
   readonly ws: WsUpgrader;
   readonly open: Set<Duplex>;
   readonly limiter: ConnLimiter;
+  /** False once `stopAccepting` ran. */
+  readonly accepting: () => boolean;
 }
 
 interface Endpoint {
@@ -124,13 +126,23 @@ async function openEndpoint(
 
   const http = createHttpServer();
   http.timeout = HTTP_IDLE_MS;
+  const headersMs = config.timeouts.http_headers_seconds * 1000;
+  // Keep-alive. This server never listens: the acceptor hands it sockets. Deno's node:http
+  // destroys a connection after every response when the server is not `listening` (checked with
+  // Deno 2.9), although the response said `Connection: keep-alive`, so a client that reused it
+  // got a reset. `listening` reports the acceptor instead: true until `stopAccepting`.
+  Object.defineProperty(http, "listening", { get: sh.accepting, configurable: true });
+  // The `Keep-Alive: timeout=` header then announces when the guard closes an idle connection.
+  http.keepAliveTimeout = headersMs;
   const guard = new HttpGuard(http, {
-    headersMs: config.timeouts.http_headers_seconds * 1000,
+    headersMs,
     bodyMs: config.timeouts.http_body_seconds * 1000,
     maxConnections: config.limits.max_http_connections,
     log,
   });
   http.on("request", (req, res) => {
+    // Shutting down: say so, and close the connection after this response.
+    if (!sh.accepting()) res.setHeader("Connection", "close");
     if (mqttHere && pathOf(req) === "/mqtt") {
       return sendError(res, 426, "bad_request", "WebSocket upgrade with subprotocol mqtt required");
     }
@@ -229,7 +241,9 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
     max_connections_per_ip: caps.perIp,
   });
   for (const warning of caps.warnings) log.warn(warning);
+  let accepting = true;
   const sh: Shared = {
+    accepting: () => accepting,
     opts,
     limiter: new ConnLimiter(caps, log),
     trusted,
@@ -246,7 +260,6 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
   const endpoints: Endpoint[] = [];
   // `server.close` calls back only once every accepted connection has ended.
   const closing: Promise<void>[] = [];
-  let accepting = true;
   const stopAccepting = () => {
     if (!accepting) return;
     accepting = false;
