@@ -173,6 +173,16 @@ class Events(Generic[T]):
                     raise AssertionError(f"Timed out waiting for {n} x {what}; got {got}")
                 self._cond.wait(left)
 
+    def wait_until(self, cond: Callable[[list[T]], bool], what: str, timeout: float = WAIT) -> None:
+        """Waits until ``cond`` holds for everything recorded so far."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not cond(self.items):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"Timed out after {timeout} s waiting for {what}")
+                self._cond.wait(left)
+
     def expect_none(self, pred: Callable[[T], bool], what: str, window: float) -> None:
         before = self.count(pred)
         deadline = time.monotonic() + window

@@ -53,14 +53,32 @@ public final class Events<T> {
   }
 
   /** Waits until {@code n} events match. */
-  public synchronized void waitCount(int n, Predicate<T> pred, String what)
+  public void waitCount(int n, Predicate<T> pred, String what) throws InterruptedException {
+    waitCount(n, pred, what, WAIT_MS);
+  }
+
+  /** Waits until {@code n} events match; fails after {@code timeoutMs}. */
+  public synchronized void waitCount(int n, Predicate<T> pred, String what, long timeoutMs)
       throws InterruptedException {
-    long deadline = System.nanoTime() + WAIT_MS * 1_000_000;
+    long deadline = System.nanoTime() + timeoutMs * 1_000_000;
     while (count(pred) < n) {
       long left = (deadline - System.nanoTime()) / 1_000_000;
       if (left <= 0) {
         throw new AssertionError(
             "Timed out waiting for " + n + " x " + what + "; got " + count(pred));
+      }
+      wait(left);
+    }
+  }
+
+  /** Waits until {@code cond} holds for all events so far; fails after {@code timeoutMs}. */
+  public synchronized void waitUntil(Predicate<List<T>> cond, String what, long timeoutMs)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + timeoutMs * 1_000_000;
+    while (!cond.test(items)) {
+      long left = (deadline - System.nanoTime()) / 1_000_000;
+      if (left <= 0) {
+        throw new AssertionError("Timed out after " + timeoutMs + " ms waiting for " + what);
       }
       wait(left);
     }
