@@ -6,11 +6,15 @@
  *   Routes of scopes this listener does not serve do not exist here (spec 4.3: "一律 404").
  * - A request matching nothing may go to a scope's fallback (the web console's static files).
  *   Paths under `/api/` and `/mqtt` never do: an API client must get a JSON 404, not a page.
- * - A handler that throws an {@linkcode HttpError} gets its status and code. Anything else is
- *   logged and answered 500 `busy`, never with a stack trace (STYLE: one error renderer).
+ * - A handler that throws an {@linkcode HttpError} gets its status and code. An op error with a
+ *   catalogue code gets that code's status. Every other store failure (a write that did not
+ *   commit, an unreadable database) is 503 `busy` and one log line (spec 6.10, 7.8). Anything
+ *   else is logged with its stack and answered 500 `busy` (STYLE: one error renderer).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../log/log.ts";
+import { errorInfo, isErrorCode } from "../protocol/errors.ts";
+import { OpError } from "../store/op_error.ts";
 import { createContext, HttpError, sendError } from "./context.ts";
 import { compilePath, type PathPattern } from "./path_match.ts";
 import type { HttpApp, RequestInfo, Route, RouteHandler, Scope } from "./types.ts";
@@ -50,6 +54,27 @@ function describe(err: unknown): string {
 }
 
 /**
+ * True for a failure of the store rather than of the request: an op that did not commit (the
+ * writer answers `busy`), or an error of the read connection (node:sqlite throws
+ * `ERR_SQLITE_ERROR` for I/O errors and corrupt pages, `ERR_INVALID_STATE` once it is closed).
+ */
+export function isStoreFailure(err: unknown): boolean {
+  if (err instanceof OpError) return true;
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === "ERR_SQLITE_ERROR" || code === "ERR_INVALID_STATE";
+}
+
+/** One line about a store failure: its message and SQLite's code, never a stack. */
+function storeFailure(err: unknown): string {
+  const e = err as { message?: unknown; errstr?: unknown; cause?: unknown };
+  const parts = [String(e.message ?? err)];
+  for (const extra of [e.errstr, e.cause]) {
+    if (typeof extra === "string" && !parts.includes(extra)) parts.push(extra);
+  }
+  return parts.join(": ").replace(/\s+/g, " ");
+}
+
+/**
  * Builds the HTTP app from the route table.
  *
  * @example
@@ -73,6 +98,24 @@ export function createRouter(routes: readonly Route[], opts: RouterOptions): Htt
       const { res } = ctx;
       if (err instanceof HttpError) {
         if (!res.headersSent) sendError(res, err.status, err.code, err.message);
+        else res.destroy();
+        return;
+      }
+      if (err instanceof OpError && isErrorCode(err.code) && err.code !== "busy") {
+        // An op's expected refusal that the handler did not map itself.
+        const info = errorInfo(err.code);
+        if (!res.headersSent) sendError(res, info.status, err.code, info.message);
+        else res.destroy();
+        return;
+      }
+      if (isStoreFailure(err)) {
+        // spec 7.8: the store cannot be used now; the client may retry (spec 6.10 busy).
+        log.error("HTTP request failed: store unavailable", {
+          method: ctx.req.method,
+          path: ctx.url.pathname,
+          error: storeFailure(err),
+        });
+        if (!res.headersSent) sendError(res, 503, "busy", errorInfo("busy").message);
         else res.destroy();
         return;
       }
