@@ -6,6 +6,7 @@ import { migrate } from "../store/migrations.ts";
 import { openReader } from "../store/reader.ts";
 import { Writer } from "../store/writer.ts";
 import { Checkpointer } from "../store/checkpointer.ts";
+import { Readiness } from "../store/readiness.ts";
 import { type Listeners, startListeners } from "../net/listener.ts";
 import { healthRoutes } from "../http/health.ts";
 import { createRouter, type Route } from "../http/router.ts";
@@ -145,8 +146,10 @@ export async function startServer(
     app.messaging = messaging;
     app.presence = new Presence(app, mqtt);
 
+    // spec 4.3, 7.8: ready means a real write and a real read succeed now.
+    const readiness = new Readiness(writer, { path, log });
     const routes: Route[] = [
-      ...healthRoutes({ ready: () => writer.healthy }),
+      ...healthRoutes({ ready: () => readiness.check() }),
       ...registrationRoutes(app),
       ...adminRoutes(app, mqtt),
       ...metricsRoutes(app),

@@ -3,8 +3,8 @@ import type { Route } from "./types.ts";
 
 /** Options of {@linkcode healthRoutes}. */
 export interface HealthOptions {
-  /** True when the database can be read and written (spec 4.3 `/readyz`). */
-  readonly ready: () => boolean;
+  /** True when the database can be read and written now (spec 4.3 `/readyz`). */
+  readonly ready: () => boolean | Promise<boolean>;
 }
 
 /**
@@ -12,7 +12,7 @@ export interface HealthOptions {
  * 503 `busy`, so a load balancer stops sending traffic while the store is failing.
  *
  * @example
- * createRouter([...healthRoutes({ ready: () => writer.healthy }), ...otherRoutes], { log });
+ * createRouter([...healthRoutes({ ready: () => readiness.check() }), ...otherRoutes], { log });
  */
 export function healthRoutes(opts: HealthOptions): Route[] {
   return [
@@ -26,8 +26,14 @@ export function healthRoutes(opts: HealthOptions): Route[] {
       method: "GET",
       path: "/readyz",
       scope: "health",
-      handler: (ctx) => {
-        if (opts.ready()) ctx.json(200, { ok: true });
+      handler: async (ctx) => {
+        let ready = false;
+        try {
+          ready = await opts.ready();
+        } catch {
+          ready = false;
+        }
+        if (ready) ctx.json(200, { ok: true });
         else ctx.error(503, "busy", "Not ready: the database cannot be used");
       },
     },

@@ -12,6 +12,7 @@ import { talkOps } from "./talk.ts";
 import { groupOps } from "./groups.ts";
 import { invalidateOps } from "./invalidate.ts";
 import { adminOps } from "./admin.ts";
+import { healthOps } from "./health.ts";
 
 /** Every write op, by name. */
 export const ops = {
@@ -27,6 +28,7 @@ export const ops = {
   ...groupOps,
   ...invalidateOps,
   ...adminOps,
+  ...healthOps,
 };
 
 /** The type of {@link ops}; the default registry of `Writer`. */
