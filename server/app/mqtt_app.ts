@@ -117,8 +117,11 @@ export class MqttApp implements BrokerHooks {
     }, app.config.timeouts.hello_seconds * 1000);
     app.conns.add(conn);
     // spec 7.4: dispatch treats an endpoint with any connection (handshaking too) as connected.
-    app.writer.run("context.connected", { endpointId: conn.endpointId, connCode: conn.code })
-      .catch((err) => app.log.error("connection bookkeeping failed", { error: String(err) }));
+    app.messaging.bookkeeping.commit(
+      "context.connected",
+      () => conn.closed ? null : { endpointId: conn.endpointId, connCode: conn.code },
+      { fields: { endpoint: conn.endpointId, conn: conn.code } },
+    );
   }
 
   subscribed(connCode: string, _topic: string): void {
@@ -142,14 +145,19 @@ export class MqttApp implements BrokerHooks {
     conn.queue?.close();
     if (conn.helloTimer) clearTimeout(conn.helloTimer);
     if (this.#stopping) return;
-    // spec 7.5: always clear this code's push marks; only the current connection goes offline.
-    app.writer.run("endpoint.disconnect", {
+    // spec 7.5: always clear this code's push marks; only the current connection goes offline
+    // (judged again on a retry: a newer connection may have arrived meanwhile). Retried until
+    // it commits, or the marks would stay until a restart.
+    app.messaging.bookkeeping.commit("endpoint.disconnect", () => ({
       endpointId: conn.endpointId,
       connCode: conn.code,
-      isCurrent: wasCurrent,
-    }).then(() => {
-      for (const l of this.#listeners) l.gone?.(conn, wasCurrent);
-    }).catch((err) => app.log.error("disconnect bookkeeping failed", { error: String(err) }));
+      isCurrent: wasCurrent && app.conns.current(conn.endpointId) === undefined,
+    }), {
+      fields: { endpoint: conn.endpointId, conn: conn.code },
+      onCommitted: () => {
+        for (const l of this.#listeners) l.gone?.(conn, wasCurrent);
+      },
+    });
   }
 
   /** The largest downlink frame this connection takes (spec 7.5 step 2). */

@@ -139,6 +139,11 @@ export class Writer<R extends OpRegistry = Ops> {
     return this.#healthy && !this.#dead;
   }
 
+  /** True once `close` was called or the Worker died: `run` rejects from then on. */
+  get closed(): boolean {
+    return this.#closing || this.#dead;
+  }
+
   /** Successful COMMITs so far. */
   get commits(): number {
     return this.#commits;

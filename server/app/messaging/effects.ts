@@ -1,5 +1,6 @@
 import type { ReceiptRow } from "../../store/ops/receipts.ts";
 import type { RevokeReason } from "../../protocol/frames.ts";
+import type { Bookkeeping } from "./bookkeeping.ts";
 
 /** A `revoked` frame owed to a connection that was pushed a delivery (spec 6.4, 7.6). */
 export interface RevokedNotice {
@@ -36,4 +37,6 @@ export interface Messaging {
   acked(endpointId: string, from: string, id: string, pushedTo: string | null): void;
   /** A sender acked a receipt on connection `connCode` (spec 6.4). */
   receiptAcked(connCode: string, receiptId: number): void;
+  /** Runs connection and delivery bookkeeping ops until they commit (spec 7.5). */
+  readonly bookkeeping: Bookkeeping;
 }

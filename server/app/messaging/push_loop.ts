@@ -2,6 +2,7 @@ import type { App } from "../app_context.ts";
 import type { Conn } from "../connections.ts";
 import type { MqttApp } from "../mqtt_app.ts";
 import type { ClaimedDelivery } from "../../store/ops/deliveries.ts";
+import type { Bookkeeping } from "./bookkeeping.ts";
 import type { Effects } from "./effects.ts";
 import type { MsgFrameCache } from "./frames.ts";
 import type { Semaphore } from "./semaphore.ts";
@@ -23,6 +24,7 @@ interface Inflight {
 export interface PushDeps {
   readonly app: App;
   readonly mqtt: MqttApp;
+  readonly bookkeeping: Bookkeeping;
   readonly frames: MsgFrameCache;
   readonly bigFrames: Semaphore;
   apply(fx: Effects): void;
@@ -100,7 +102,7 @@ export class PushLoop {
     try {
       do {
         this.#again = false;
-        while (!this.#stopped) {
+        while (!this.#stopped && !this.conn.closed) {
           const room = app.config.limits.delivery_window - this.#inflight.size;
           if (room <= 0) break;
           const { claimed } = await app.writer.run("delivery.claim", {
@@ -134,14 +136,16 @@ export class PushLoop {
     const bytes = frames.get(c);
     if (bytes === null) {
       // The message finished between claim and read (e.g. recalled); release the mark.
-      await app.writer.run("delivery.unmark", ref);
+      this.#unmark(ref);
       return;
     }
     const limit = mqtt.frameLimit(this.conn);
     if (limit !== null && bytes.length > limit) {
       // spec 7.5 step 2: too large for this connection -> rejected, never published.
-      const r = await app.writer.run("delivery.reject_too_large", ref);
-      this.#d.apply({ receipts: r.receipts });
+      this.#d.bookkeeping.commit("delivery.reject_too_large", () => ref, {
+        fields: { conn: ref.connCode, seq: ref.seq },
+        onCommitted: (r) => this.#d.apply({ receipts: r.receipts }),
+      });
       return;
     }
     const f: Inflight = { claim: c, pushedAt: app.clock(), timer: null, bigSlot: false };
@@ -165,40 +169,50 @@ export class PushLoop {
       }
       if (outcome === "dropped" && this.#inflight.get(key(c.senderId, c.msgId)) === f) {
         this.#finish(f);
-        app.writer.run("delivery.unmark", ref)
-          .catch((err) => app.log.warn("unmark failed", { error: (err as Error).message }));
+        this.#unmark(ref);
         this.#scheduleRetry();
       }
     });
   }
 
-  async #ackTimeout(f: Inflight): Promise<void> {
-    const { app } = this.#d;
+  /** spec 7.5 step 4: clears this connection's mark so the delivery is pushed again. */
+  #unmark(ref: { seq: number; endpointId: string; connCode: string }): void {
+    this.#d.bookkeeping.commit("delivery.unmark", () => ref, {
+      fields: { conn: ref.connCode, seq: ref.seq },
+      onCommitted: (r) => {
+        if (r.cleared) this.wake();
+      },
+    });
+  }
+
+  /**
+   * spec 7.5 step 5. Committed until it succeeds: a lost ack timeout would leave the delivery
+   * marked as pushed to this connection, so it would neither be pushed again nor dropped.
+   */
+  #ackTimeout(f: Inflight): void {
     f.timer = null;
     if (this.#inflight.get(key(f.claim.senderId, f.claim.msgId)) !== f) return;
     this.#finish(f);
-    try {
-      const r = await app.writer.run("delivery.ack_timeout", {
-        seq: f.claim.seq,
-        endpointId: this.conn.endpointId,
-        connCode: this.conn.code,
-      });
-      const fx: Effects = r.outcome === "dropped" || r.outcome === "expired"
-        ? {
-          receipts: r.receipts,
-          revoked: [{
-            endpointId: this.conn.endpointId,
-            connCode: this.conn.code,
-            msgId: f.claim.msgId,
-            from: f.claim.senderId,
-            reason: r.outcome,
-          }],
-        }
-        : { receipts: r.receipts };
-      this.#d.apply(fx);
-    } catch (err) {
-      app.log.error("ack timeout failed", { error: (err as Error).message });
-    }
+    const ref = { seq: f.claim.seq, endpointId: this.conn.endpointId, connCode: this.conn.code };
+    this.#d.bookkeeping.commit("delivery.ack_timeout", () => ref, {
+      fields: { conn: ref.connCode, seq: ref.seq },
+      onCommitted: (r) => {
+        const fx: Effects = r.outcome === "dropped" || r.outcome === "expired"
+          ? {
+            receipts: r.receipts,
+            revoked: [{
+              endpointId: ref.endpointId,
+              connCode: ref.connCode,
+              msgId: f.claim.msgId,
+              from: f.claim.senderId,
+              reason: r.outcome,
+            }],
+          }
+          : { receipts: r.receipts };
+        this.#d.apply(fx);
+        this.wake();
+      },
+    });
     this.wake();
   }
 }

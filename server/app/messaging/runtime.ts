@@ -6,6 +6,7 @@ import type { HousekeepingCursor, HousekeepingResult } from "../../store/ops/hou
 import { openDb } from "../../store/db.ts";
 import { dbPath } from "../paths.ts";
 import type { Effects, Messaging } from "./effects.ts";
+import { Bookkeeping } from "./bookkeeping.ts";
 import { MsgFrameCache, revokedFrame } from "./frames.ts";
 import { PushLoop } from "./push_loop.ts";
 import { ReceiptPusher } from "./receipt_pusher.ts";
@@ -35,6 +36,7 @@ export interface MessagingObservers {
  * connection, the due-time scheduler, the per-second cleanup loop and hourly housekeeping.
  */
 export class MessagingRuntime implements Messaging {
+  readonly bookkeeping: Bookkeeping;
   #app: App;
   #mqtt: MqttApp;
   #frames: MsgFrameCache;
@@ -56,6 +58,7 @@ export class MessagingRuntime implements Messaging {
     this.#mqtt = mqtt;
     this.#frames = new MsgFrameCache(app.reader);
     this.#obs = obs;
+    this.bookkeeping = new Bookkeeping(app);
     mqtt.listen({
       handshaken: (conn) => this.#online(conn),
       gone: (conn, wasCurrent) => this.#offline(conn, wasCurrent),
@@ -77,6 +80,7 @@ export class MessagingRuntime implements Messaging {
     if (this.#housekeepingTimer) clearInterval(this.#housekeepingTimer);
     for (const p of this.#push.values()) p.stop();
     for (const r of this.#receipts.values()) r.stop();
+    this.bookkeeping.stop();
   }
 
   apply(fx: Effects): void {
@@ -209,6 +213,7 @@ export class MessagingRuntime implements Messaging {
     const loop = new PushLoop(conn, {
       app: this.#app,
       mqtt: this.#mqtt,
+      bookkeeping: this.bookkeeping,
       frames: this.#frames,
       bigFrames: this.#bigFrames,
       apply: (fx) => this.apply(fx),
