@@ -7,6 +7,7 @@ import { openReader } from "../store/reader.ts";
 import { Writer } from "../store/writer.ts";
 import { Checkpointer } from "../store/checkpointer.ts";
 import { Readiness } from "../store/readiness.ts";
+import { DataDirLockedError, lockDataDir } from "../store/data_lock.ts";
 import { type Listeners, startListeners } from "../net/listener.ts";
 import { healthRoutes } from "../http/health.ts";
 import { createRouter, type Route } from "../http/router.ts";
@@ -71,6 +72,35 @@ export async function startServer(
   opts: ServerOptions = {},
 ): Promise<RunningServer> {
   await ensureDataDir(config.data_dir);
+  // One server per data directory: a second one would write the same database beside the
+  // first writer and overwrite its listen.addr.
+  let lock;
+  try {
+    lock = lockDataDir(config.data_dir);
+  } catch (err) {
+    if (err instanceof DataDirLockedError) throw new StartupError(err.message);
+    throw err;
+  }
+  let server: RunningServer;
+  try {
+    server = await startLocked(config, log, opts);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+  const close = server.close;
+  let closing: Promise<void> | null = null;
+  return {
+    ...server,
+    close: () => closing ??= close().finally(() => lock.release()),
+  };
+}
+
+async function startLocked(
+  config: Config,
+  log: Logger,
+  opts: ServerOptions,
+): Promise<RunningServer> {
   const path = dbPath(config.data_dir);
   const mig = migrate(path, { backupDir: join(config.data_dir, "backup"), log });
   if (mig.from !== mig.to) log.info("database migrated", { from: mig.from, to: mig.to });
