@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { backupDatabase } from "./backup.ts";
 import { openDb } from "./db.ts";
-import { currentVersion, migrate } from "./migrations.ts";
+import { currentVersion, migrate, SCHEMA_VERSION } from "./migrations.ts";
 import { Writer } from "./writer.ts";
 
 Deno.test("backupDatabase() copies a consistent database while the writer is writing", async () => {
@@ -40,7 +40,7 @@ Deno.test("backupDatabase() copies a consistent database while the writer is wri
       assert.deepEqual({ ...(copy.prepare("PRAGMA integrity_check").get() as object) }, {
         integrity_check: "ok",
       });
-      assert.equal(currentVersion(copy), 1);
+      assert.equal(currentVersion(copy), SCHEMA_VERSION);
       const n = (copy.prepare("SELECT count(*) AS n FROM settings").get() as { n: number }).n;
       assert.ok(n > 0 && n <= written, `copy holds ${n} of ${written} rows`);
       // Whole batches only: the copy is one committed snapshot.

@@ -4,6 +4,7 @@ import type { DatabaseSync } from "node:sqlite";
 import type { Logger } from "../log/log.ts";
 import { openDb } from "./db.ts";
 import { SCHEMA_V1_SQL } from "./schema_v1.ts";
+import { SCHEMA_V2_SQL } from "./schema_v2.ts";
 
 /** One embedded schema step (spec 7.7: migrations are embedded, ordered SQL). */
 export interface Migration {
@@ -15,6 +16,7 @@ export interface Migration {
 /** Every migration of this build, oldest first. Append; never edit a released entry. */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: SCHEMA_V1_SQL },
+  { version: 2, name: "AUTOINCREMENT message seq and receipt id", sql: SCHEMA_V2_SQL },
 ];
 
 /** The schema version this build expects. */
@@ -50,6 +52,7 @@ const SQL_CURRENT_VERSION = "SELECT coalesce(max(version), 0) AS version FROM sc
 const SQL_COUNT_OBJECTS = "SELECT count(*) AS n FROM sqlite_master";
 const SQL_INSERT_VERSION = "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)";
 const SQL_VACUUM_INTO = "VACUUM INTO ?";
+const SQL_FOREIGN_KEY_CHECK = "PRAGMA foreign_key_check";
 
 /**
  * Brings the database at `dbPath` up to the newest version in `migrations`.
@@ -130,6 +133,10 @@ function backup(db: DatabaseSync, backupDir: string, now: number): string {
 }
 
 function applyAll(db: DatabaseSync, pending: readonly Migration[], now: number): void {
+  // Table rebuilds (migration 2) drop a parent table; with foreign keys on that would delete
+  // every child row. They are off while migrating and checked before the COMMIT instead. The
+  // pragma cannot change inside a transaction, so it is set around it.
+  db.exec("PRAGMA foreign_keys = OFF");
   db.exec("BEGIN IMMEDIATE");
   let current: Migration | undefined;
   try {
@@ -140,12 +147,20 @@ function applyAll(db: DatabaseSync, pending: readonly Migration[], now: number):
       db.prepare(SQL_INSERT_VERSION).run(m.version, now);
     }
     current = undefined;
+    const broken = db.prepare(SQL_FOREIGN_KEY_CHECK).all();
+    if (broken.length > 0) {
+      throw new Error(
+        `${broken.length} rows violate foreign keys, e.g. ${JSON.stringify(broken[0])}`,
+      );
+    }
     db.exec("COMMIT");
   } catch (err) {
     if (db.isTransaction) db.exec("ROLLBACK");
     const what = current === undefined ? "Commit of migrations" : `Migration ${current.version}`;
     const name = current === undefined ? "" : ` (${current.name})`;
     throw new MigrationError(`${what}${name} failed: ${messageOf(err)}`, { cause: err });
+  } finally {
+    db.exec("PRAGMA foreign_keys = ON");
   }
 }
 

@@ -32,10 +32,8 @@ function sameMessage(a: Identity, b: Identity): boolean {
  * Encoded `msg` frames by message seq. A group message's frame is the same for every member, so
  * it is serialized once and shared (spec 6.3, 7.5); an LRU bound keeps memory flat.
  *
- * `seq` alone does not name a message for ever: it is a plain INTEGER PRIMARY KEY, so SQLite
- * hands the highest seq out again once that row is deleted (record_retention_days 0 deletes a
- * message as it completes). Every lookup therefore states which message it expects, and a frame
- * of another message is never returned.
+ * Since migration 2 `seq` is AUTOINCREMENT and never handed out twice; every lookup still states
+ * which message it expects, so a frame of another message is never returned.
  */
 export class MsgFrameCache {
   #db: DatabaseSync;

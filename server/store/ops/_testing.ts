@@ -10,14 +10,14 @@ import { type SubmitArgs, submitMessage, type SubmitResult } from "./messages.ts
 /** A fixed clock for tests. */
 export const T0 = 1_750_000_000_000;
 
-/** A fresh `:memory:` database with migration 1 applied and the ops context reset. */
+/** A fresh `:memory:` database with every migration applied and the ops context reset. */
 export function testDb(): DatabaseSync {
   resetOpsContext();
   const db = new DatabaseSync(":memory:");
+  // As in `migrate`: table rebuilds run with foreign keys off.
+  db.exec("PRAGMA foreign_keys = OFF");
+  for (const m of MIGRATIONS) db.exec(m.sql);
   db.exec("PRAGMA foreign_keys = ON");
-  const v1 = MIGRATIONS.find((m) => m.version === 1);
-  if (v1 === undefined) throw new Error("Migration 1 is missing");
-  db.exec(v1.sql);
   return db;
 }
 
