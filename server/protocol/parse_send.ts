@@ -32,8 +32,10 @@ export function parseSend(f: Fields, limits: ProtocolLimits): FrameFields<"send"
   }
   const offline = f.optObject("offline") ?? new Fields({}, "offline");
   const keep = offline.bool("keep", false);
-  // ttl_seconds means nothing without keep, so it is neither read nor hashed then (SDKs with
-  // zero-valued structs send ttl_seconds: 0). The default never exceeds a smaller maximum.
+  // ttl_seconds means nothing without keep, so then it is not hashed (spec 7.3), but it is
+  // still checked (spec 6.2: at most max_ttl_seconds); 0 is allowed there, because SDKs with
+  // zero-valued structs send ttl_seconds: 0. The default never exceeds a smaller maximum.
+  if (!keep) offline.optInt("ttl_seconds", 0, limits.max_ttl_seconds);
   const ttl_seconds = keep
     ? offline.optInt("ttl_seconds", 1, limits.max_ttl_seconds) ??
       Math.min(DEFAULT_TTL_SECONDS, limits.max_ttl_seconds)
