@@ -172,7 +172,11 @@ async function startLocked(
     const mqtt = new MqttApp(app, new LoginService(app), handlers);
     broker = await createBroker({ maxClients: config.limits.max_clients, log, hooks: mqtt });
     app.broker = broker;
-    const messaging = new MessagingRuntime(app, mqtt, { observeDuePush, observeAck });
+    const messaging = new MessagingRuntime(app, mqtt, {
+      observeDuePush,
+      observeAck,
+      truncateWal: () => checkpointer.truncate(),
+    });
     app.messaging = messaging;
     app.presence = new Presence(app, mqtt);
 

@@ -6,12 +6,15 @@ import { openDb } from "./db.ts";
 /** Messages the checkpointer Worker accepts. */
 export type ToCheckpointer =
   | { type: "start"; path: string; synchronous: "FULL" | "NORMAL"; intervalMs: number }
+  | { type: "truncate"; id: number }
   | { type: "stop" };
 
 /** What it reports after each run. */
 export type FromCheckpointer =
   | { type: "ran"; log: number; checkpointed: number; busy: number }
   | { type: "error"; message: string }
+  | { type: "truncated"; id: number; ok: true; log: number; checkpointed: number; busy: number }
+  | { type: "truncated"; id: number; ok: false; message: string }
   | { type: "stopped" };
 
 let timer: ReturnType<typeof setInterval> | undefined;
@@ -33,9 +36,35 @@ function run(): void {
   }
 }
 
+/**
+ * spec 7.6: after the hourly cleanup, `wal_checkpoint(TRUNCATE)` empties the WAL file. It waits
+ * (busy_timeout) for readers on older snapshots and for the writer, so it runs here, never on
+ * the main thread.
+ */
+function truncate(id: number): void {
+  let msg: FromCheckpointer;
+  try {
+    if (!db) throw new Error("The checkpointer is not started");
+    const r = db.prepare("PRAGMA wal_checkpoint(TRUNCATE)").get() as Record<string, number>;
+    msg = {
+      type: "truncated",
+      id,
+      ok: true,
+      busy: Number(r.busy ?? 0),
+      log: Number(r.log ?? 0),
+      checkpointed: Number(r.checkpointed ?? 0),
+    };
+  } catch (err) {
+    msg = { type: "truncated", id, ok: false, message: (err as Error).message };
+  }
+  self.postMessage(msg);
+}
+
 self.onmessage = (e: MessageEvent<ToCheckpointer>) => {
   const m = e.data;
-  if (m.type === "start") {
+  if (m.type === "truncate") {
+    truncate(m.id);
+  } else if (m.type === "start") {
     db = openDb(m.path, { synchronous: m.synchronous });
     timer = setInterval(run, m.intervalMs);
     run();

@@ -3,8 +3,6 @@ import type { Conn } from "../connections.ts";
 import type { MqttApp } from "../mqtt_app.ts";
 import { nextDueAt } from "../../store/queries/status.ts";
 import type { HousekeepingCursor, HousekeepingResult } from "../../store/ops/housekeeping.ts";
-import { openDb } from "../../store/db.ts";
-import { dbPath } from "../paths.ts";
 import type { Effects, Messaging } from "./effects.ts";
 import { Bookkeeping } from "./bookkeeping.ts";
 import { MsgFrameCache, revokedFrame } from "./frames.ts";
@@ -25,10 +23,12 @@ const DISPATCH_BATCH = 64;
 const MAX_TIMER_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
-/** Optional observers (metrics). */
+/** Optional observers (metrics) and the WAL truncate of the checkpointer. */
 export interface MessagingObservers {
   observeDuePush?(ms: number): void;
   observeAck?(ms: number): void;
+  /** spec 7.6: `wal_checkpoint(TRUNCATE)` after the hourly cleanup, off the main thread. */
+  truncateWal?(): Promise<unknown>;
 }
 
 /**
@@ -165,7 +165,7 @@ export class MessagingRuntime implements Messaging {
     }
   }
 
-  /** Hourly deletion of old records, receipts and send keys, then a WAL truncate (spec 7.6). */
+  /** Hourly deletion of old records, receipts and send keys, then a WAL truncate in the checkpointer (spec 7.6). */
   async housekeeping(): Promise<{ messages: number; receipts: number; keys: number }> {
     const { config, writer, log } = this.#app;
     const total = { messages: 0, receipts: 0, keys: 0 };
@@ -185,12 +185,8 @@ export class MessagingRuntime implements Messaging {
         cursor = r.cursor;
         if (!r.more || this.#stopped) break;
       }
-      const db = openDb(dbPath(config.data_dir));
-      try {
-        db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-      } finally {
-        db.close();
-      }
+      // It waits for readers and the writer, so it runs in the checkpointer's Worker.
+      await this.#obs.truncateWal?.();
       log.info("housekeeping", total);
     } catch (err) {
       log.error("housekeeping failed", { error: (err as Error).message });
