@@ -19,6 +19,9 @@ const HOUSEKEEPING_MS = 3_600_000;
 const HOUSEKEEPING_BATCH = 2000;
 const EXPIRE_BATCH = 500;
 const DISPATCH_BATCH = 64;
+/** A message whose dispatch failed is retried after 1 s, then 2 s, … up to a minute. */
+const DISPATCH_RETRY_MS = 1000;
+const DISPATCH_RETRY_MAX_MS = 60_000;
 /** Longest timer we arm; later schedules are re-checked then (setTimeout caps at 2^31-1 ms). */
 const MAX_TIMER_MS = 3_600_000;
 const DAY_MS = 86_400_000;
@@ -48,6 +51,8 @@ export class MessagingRuntime implements Messaging {
   #dueAt: number | null = null;
   #dispatching = false;
   #dispatchAgain = false;
+  /** Messages whose dispatch failed: when to try again, and the pause that led there. */
+  #dispatchRetries = new Map<number, { at: number; wait: number }>();
   #cleanupTimer: ReturnType<typeof setInterval> | null = null;
   #housekeepingTimer: ReturnType<typeof setInterval> | null = null;
   #cleaning = false;
@@ -133,11 +138,24 @@ export class MessagingRuntime implements Messaging {
     try {
       do {
         this.#dispatchAgain = false;
+        const now = this.#app.clock();
+        const skip: number[] = [];
+        for (const [seq, retry] of this.#dispatchRetries) {
+          if (retry.at > now) skip.push(seq);
+          else this.#dispatchRetries.delete(seq); // due again: tried in this run
+        }
         for (;;) {
-          const r = await this.#app.writer.run("message.dispatch_due", { limit: DISPATCH_BATCH });
+          const r = await this.#app.writer.run("message.dispatch_due", {
+            limit: DISPATCH_BATCH,
+            skip,
+          });
           this.apply({ wake: r.wake, receipts: r.receipts });
+          for (const f of r.failed) {
+            this.#dispatchFailed(f.seq, f.error);
+            skip.push(f.seq);
+          }
           next = r.nextDueAt;
-          if (r.dispatched < DISPATCH_BATCH || this.#stopped) break;
+          if (r.dispatched + r.failed.length < DISPATCH_BATCH || this.#stopped) break;
         }
       } while (this.#dispatchAgain && !this.#stopped);
     } catch (err) {
@@ -146,7 +164,20 @@ export class MessagingRuntime implements Messaging {
     } finally {
       this.#dispatching = false;
     }
+    for (const retry of this.#dispatchRetries.values()) {
+      if (next === null || retry.at < next) next = retry.at;
+    }
     if (next !== null) this.scheduled(next);
+  }
+
+  /** One message failed to dispatch (rolled back alone): retry it later, backing off. */
+  #dispatchFailed(seq: number, error: string): void {
+    const prev = this.#dispatchRetries.get(seq);
+    const wait = prev === undefined
+      ? DISPATCH_RETRY_MS
+      : Math.min(prev.wait * 2, DISPATCH_RETRY_MAX_MS);
+    this.#dispatchRetries.set(seq, { at: this.#app.clock() + wait, wait });
+    this.#app.log.error("dispatch of a message failed", { seq, error, retry_ms: wait });
   }
 
   async #cleanup(): Promise<void> {

@@ -41,8 +41,13 @@ const SQL_RECEIVER_PENDING = `SELECT count(*) AS n FROM (SELECT 1 FROM deliverie
 const SQL_INSERT_DELIVERY = `INSERT INTO deliveries (seq, endpoint_id, send_at, keep, state,
   reason, expire_at, attempts, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)`;
 const SQL_DUE = `SELECT seq FROM messages WHERE state = 'scheduled' AND send_at <= ?
+    AND seq NOT IN (SELECT value FROM json_each(?))
   ORDER BY send_at, seq LIMIT ?`;
-const SQL_NEXT_DUE = "SELECT min(send_at) AS at FROM messages WHERE state = 'scheduled'";
+const SQL_NEXT_DUE = `SELECT min(send_at) AS at FROM messages WHERE state = 'scheduled'
+  AND seq NOT IN (SELECT value FROM json_each(?))`;
+const SQL_SAVEPOINT_ONE = "SAVEPOINT dispatch_one";
+const SQL_RELEASE_ONE = "RELEASE dispatch_one";
+const SQL_ROLLBACK_ONE = "ROLLBACK TO dispatch_one";
 const SQL_RECALL_PENDING = `UPDATE deliveries SET state = 'recalled', reason = '', updated_at = ?
   WHERE seq = ? AND state = 'pending' RETURNING endpoint_id, pushed_conn`;
 
@@ -298,6 +303,14 @@ function placeDelivery(db: DatabaseSync, msg: MessageRow, r: Recipient, now: num
 export interface DispatchDueArgs {
   /** At most this many messages per op; default 64. */
   limit?: number;
+  /** Seqs to leave alone this time (they failed recently and wait for their retry). */
+  skip?: number[];
+}
+
+/** A due message whose dispatch failed; it stays scheduled. */
+export interface DispatchFailure {
+  seq: number;
+  error: string;
 }
 
 /** Result of `message.dispatch_due`. */
@@ -305,30 +318,56 @@ export interface DispatchDueResult {
   dispatched: number;
   wake: string[];
   receipts: ReceiptRow[];
-  /** The earliest send_at still scheduled; at or before now when the limit cut the run short. */
+  /** Messages whose dispatch failed and was rolled back alone; retry them later. */
+  failed: DispatchFailure[];
+  /**
+   * The earliest send_at still scheduled, not counting `skip` and `failed`; at or before now when
+   * the limit cut the run short.
+   */
   nextDueAt: number | null;
 }
 
-/** `message.dispatch_due` (spec 7.4): dispatches due messages in send_at, seq order. */
+/**
+ * `message.dispatch_due` (spec 7.4): dispatches due messages in send_at, seq order. Each message
+ * runs in its own SAVEPOINT, so one that fails is rolled back alone and the others still commit
+ * (spec 7.4: one failing message must not hold back the rest).
+ */
 export function dispatchDue(
   db: DatabaseSync,
   args: DispatchDueArgs,
   now: number,
 ): DispatchDueResult {
-  const due = prepareCached(db, SQL_DUE).all(now, args.limit ?? 64) as { seq: number }[];
+  const skip = [...(args.skip ?? [])];
+  const due = prepareCached(db, SQL_DUE).all(now, JSON.stringify(skip), args.limit ?? 64) as {
+    seq: number;
+  }[];
   const wake = new Set<string>();
   const receipts: ReceiptRow[] = [];
+  const failed: DispatchFailure[] = [];
   let dispatched = 0;
   for (const { seq } of due) {
     const msg = messageBySeq(db, seq);
     if (msg === undefined || msg.state !== "scheduled") continue;
-    const out = dispatch(db, msg, now);
+    prepareCached(db, SQL_SAVEPOINT_ONE).run();
+    let out: DispatchOutcome;
+    try {
+      out = dispatch(db, msg, now);
+      prepareCached(db, SQL_RELEASE_ONE).run();
+    } catch (err) {
+      // SQLITE_FULL and the like end the whole transaction: then nothing can be kept.
+      if (!db.isTransaction) throw err;
+      prepareCached(db, SQL_ROLLBACK_ONE).run();
+      prepareCached(db, SQL_RELEASE_ONE).run();
+      failed.push({ seq, error: err instanceof Error ? err.message : String(err) });
+      skip.push(seq);
+      continue;
+    }
     dispatched++;
     for (const id of out.wake) wake.add(id);
     receipts.push(...out.receipts);
   }
-  const next = prepareCached(db, SQL_NEXT_DUE).get() as { at: number | null };
-  return { dispatched, wake: [...wake], receipts, nextDueAt: next.at };
+  const next = prepareCached(db, SQL_NEXT_DUE).get(JSON.stringify(skip)) as { at: number | null };
+  return { dispatched, wake: [...wake], receipts, failed, nextDueAt: next.at };
 }
 
 /** Args of `message.recall`. */

@@ -264,15 +264,28 @@ Deno.test("due messages dispatch in send_at, seq order up to the limit", () => {
     dispatched: 0,
     wake: [],
     receipts: [],
+    failed: [],
     nextDueAt: T0 + 100,
   });
   const first = dispatchDue(db, { limit: 2 }, T0 + 500);
-  assert.deepEqual(first, { dispatched: 2, wake: ["b"], receipts: [], nextDueAt: T0 + 300 });
+  assert.deepEqual(first, {
+    dispatched: 2,
+    wake: ["b"],
+    receipts: [],
+    failed: [],
+    nextDueAt: T0 + 300,
+  });
   assert.equal(message(db, early.seq!)!.state, "dispatched");
   assert.equal(message(db, tie.seq!)!.state, "dispatched");
   assert.equal(message(db, late.seq!)!.state, "scheduled");
   const second = dispatchDue(db, { limit: 2 }, T0 + 500);
-  assert.deepEqual(second, { dispatched: 1, wake: ["b"], receipts: [], nextDueAt: T0 + 9000 });
+  assert.deepEqual(second, {
+    dispatched: 1,
+    wake: ["b"],
+    receipts: [],
+    failed: [],
+    nextDueAt: T0 + 9000,
+  });
   // Deliveries carry the message's send_at (spec 7.4 step 2).
   assert.equal(delivery(db, late.seq!, "b")!.send_at, T0 + 300);
 });
@@ -444,4 +457,31 @@ Deno.test("recall of a deleted record fails while its key remains, else not_foun
   });
   assert.equal(codeOf(() => recallMessage(db, { senderId: "a", id: "none" }, T0)), "not_found");
   assert.equal(codeOf(() => recallMessage(db, { senderId: "b", id: "k" }, T0)), "not_found");
+});
+
+Deno.test("dispatchDue() rolls back a failing message alone and leaves it out of nextDueAt", () => {
+  const db = testDb();
+  for (const id of ["a", "b", "c"]) addEndpoint(db, id);
+  const kept = { sendAt: T0 + 100, keep: true, ttlSeconds: 600 };
+  const ok1 = submitMessage(db, req(kept), T0);
+  const bad = submitMessage(db, req({ ...kept, toId: "c" }), T0);
+  const ok2 = submitMessage(db, req(kept), T0);
+  db.exec(`CREATE TRIGGER fail_c BEFORE INSERT ON deliveries WHEN NEW.endpoint_id = 'c'
+    BEGIN SELECT RAISE(ABORT, 'boom'); END`);
+  db.exec("BEGIN");
+  const out = dispatchDue(db, {}, T0 + 100);
+  db.exec("COMMIT");
+  assert.equal(out.dispatched, 2);
+  assert.deepEqual(out.failed, [{ seq: bad.seq!, error: "boom" }]);
+  assert.equal(out.nextDueAt, null, "the failed one is not due again in this run");
+  assert.equal(message(db, ok1.seq!)!.state, "dispatched");
+  assert.equal(message(db, ok2.seq!)!.state, "dispatched");
+  assert.equal(message(db, bad.seq!)!.state, "scheduled");
+  // Skipped while it waits for its retry; dispatched once the fault is gone.
+  assert.equal(dispatchDue(db, { skip: [bad.seq!] }, T0 + 200).dispatched, 0);
+  db.exec("DROP TRIGGER fail_c");
+  const retry = dispatchDue(db, {}, T0 + 300);
+  assert.equal(retry.dispatched, 1);
+  assert.deepEqual(retry.failed, []);
+  assert.equal(message(db, bad.seq!)!.state, "dispatched");
 });
