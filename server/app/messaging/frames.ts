@@ -1,4 +1,5 @@
 import type { DatabaseSync } from "node:sqlite";
+import { prepareCached } from "../../store/db.ts";
 import { frameSource } from "../../store/queries/status.ts";
 import { encodeBodyData, encodeFrame } from "../../protocol/mod.ts";
 import type { ReceiptRow } from "../../store/ops/receipts.ts";
@@ -6,6 +7,8 @@ import type { RevokedNotice } from "./effects.ts";
 
 /** Most bytes of encoded `msg` frames kept for reuse across recipients (spec 7.5). */
 const CACHE_BYTES = 64 * 1024 * 1024;
+
+const SQL_ANY_PENDING = "SELECT 1 AS x FROM deliveries WHERE seq = ? AND state = 'pending' LIMIT 1";
 
 /** The message a claimed delivery expects at `seq` (a `ClaimedDelivery` fits). */
 export interface FrameKey {
@@ -28,9 +31,14 @@ function sameMessage(a: Identity, b: Identity): boolean {
   return a.senderId === b.senderId && a.msgId === b.msgId && a.sendAt === b.sendAt;
 }
 
+function msgKey(senderId: string, msgId: string): string {
+  return `${senderId}\u0000${msgId}`;
+}
+
 /**
  * Encoded `msg` frames by message seq. A group message's frame is the same for every member, so
- * it is serialized once and shared (spec 6.3, 7.5); an LRU bound keeps memory flat.
+ * it is serialized once and shared (spec 6.3, 7.5). A frame is dropped when the last delivery of
+ * its message ends ({@link MsgFrameCache.release}); an LRU bound caps the rest.
  *
  * Since migration 2 `seq` is AUTOINCREMENT and never handed out twice; every lookup still states
  * which message it expects, so a frame of another message is never returned.
@@ -38,22 +46,53 @@ function sameMessage(a: Identity, b: Identity): boolean {
 export class MsgFrameCache {
   #db: DatabaseSync;
   #frames = new Map<number, CachedFrame>();
+  /** sender + message id -> seq of the cached frame. */
+  #seqs = new Map<string, number>();
   #bytes = 0;
 
   constructor(db: DatabaseSync) {
     this.#db = db;
   }
 
+  /** Bytes of frames held. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** Frames held. */
+  get size(): number {
+    return this.#frames.size;
+  }
+
+  /**
+   * A delivery of `senderId`/`msgId` ended (acked, dropped, expired, recalled): drops the frame
+   * when no delivery of that message is pending any more. Call after the ending op committed.
+   */
+  release(senderId: string, msgId: string): void {
+    const seq = this.#seqs.get(msgKey(senderId, msgId));
+    if (seq === undefined) return;
+    if (prepareCached(this.#db, SQL_ANY_PENDING).get(seq) !== undefined) return;
+    this.#drop(seq);
+  }
+
+  #drop(seq: number): void {
+    const hit = this.#frames.get(seq);
+    if (hit === undefined) return;
+    this.#frames.delete(seq);
+    this.#seqs.delete(msgKey(hit.senderId, hit.msgId));
+    this.#bytes -= hit.bytes.length;
+  }
+
   /** The frame of `key`, or null when that message or its body is gone (completed meanwhile). */
   get(key: FrameKey): Uint8Array | null {
     const hit = this.#frames.get(key.seq);
     if (hit) {
-      this.#frames.delete(key.seq);
       if (sameMessage(hit, key)) {
+        this.#frames.delete(key.seq);
         this.#frames.set(key.seq, hit); // most recently used last
         return hit.bytes;
       }
-      this.#bytes -= hit.bytes.length; // a deleted message's seq, now reused
+      this.#drop(key.seq);
     }
     const src = frameSource(this.#db, key.seq);
     if (!src) return null;
@@ -74,11 +113,11 @@ export class MsgFrameCache {
       send_at_ms: src.sendAt,
     });
     this.#frames.set(key.seq, { bytes, ...found });
+    this.#seqs.set(msgKey(found.senderId, found.msgId), key.seq);
     this.#bytes += bytes.length;
-    for (const [k, v] of this.#frames) {
+    for (const k of this.#frames.keys()) {
       if (this.#bytes <= CACHE_BYTES) break;
-      this.#frames.delete(k);
-      this.#bytes -= v.bytes.length;
+      this.#drop(k);
     }
     return bytes;
   }

@@ -18,7 +18,7 @@ Deno.test("MsgFrameCache serves the same encoded frame for every lookup of one m
   assert.equal(cache.get(key), first);
 });
 
-Deno.test("MsgFrameCache never returns another message's frame for a reused seq", () => {
+Deno.test("MsgFrameCache never returns another message's frame, and seq is not reused", () => {
   const db = testDb();
   addEndpoint(db, "a");
   addEndpoint(db, "b");
@@ -28,14 +28,30 @@ Deno.test("MsgFrameCache never returns another message's frame for a reused seq"
     decode(cache.get({ seq: old.seq!, senderId: "a", msgId: "old", sendAt: T0 }))?.id,
     "old",
   );
-  // record_retention_days 0 deletes a completed message; SQLite then reuses the highest seq.
+  // record_retention_days 0 deletes a completed message; migration 2 keeps its seq retired.
   db.prepare("DELETE FROM messages WHERE seq = ?").run(old.seq!);
   const next = send(db, "a", { id: "new", toId: "b", body: new TextEncoder().encode("new") });
-  assert.equal(next.seq, old.seq);
+  assert.ok(next.seq! > old.seq!);
 
   const frame = decode(cache.get({ seq: next.seq!, senderId: "a", msgId: "new", sendAt: T0 }));
   assert.equal(frame?.id, "new");
   assert.deepEqual(frame?.body, { enc: "utf8", content_type: "text/plain", data: "new" });
-  // A stale claim of the deleted message gets nothing rather than the new message.
-  assert.equal(cache.get({ seq: old.seq!, senderId: "a", msgId: "old", sendAt: T0 }), null);
+  // A lookup that names another message at this seq gets nothing.
+  assert.equal(cache.get({ seq: next.seq!, senderId: "a", msgId: "old", sendAt: T0 }), null);
+});
+
+Deno.test("MsgFrameCache.release() drops a frame only when no delivery of its message is pending", () => {
+  const db = testDb();
+  addEndpoint(db, "a");
+  addEndpoint(db, "b");
+  const cache = new MsgFrameCache(db);
+  const m = send(db, "a", { id: "m1", toId: "b" });
+  cache.get({ seq: m.seq!, senderId: "a", msgId: "m1", sendAt: T0 });
+  assert.equal(cache.size, 1);
+  cache.release("a", "m1");
+  assert.equal(cache.size, 1, "b's delivery is still pending");
+  db.prepare("UPDATE deliveries SET state = 'accepted' WHERE seq = ?").run(m.seq!);
+  cache.release("a", "m1");
+  assert.equal(cache.size, 0);
+  assert.equal(cache.bytes, 0);
 });

@@ -101,12 +101,21 @@ export class MessagingRuntime implements Messaging {
       this.#push.get(conn.code)?.acked(n.from, n.msgId);
       void this.#mqtt.publish(conn, revokedFrame(n), 1);
     }
+    // A revoked delivery has ended (dropped, expired, recalled): its frame may go.
+    for (const n of fx.revoked ?? []) this.#frames.release(n.from, n.msgId);
+  }
+
+  /** Bytes of encoded `msg` frames held for pushing. */
+  get frameCacheBytes(): number {
+    return this.#frames.bytes;
   }
 
   /** The recipient acked a delivery: free its window slot where it was pushed (spec 6.3). */
   acked(endpointId: string, from: string, id: string, pushedTo: string | null): void {
     const loop = (pushedTo ? this.#push.get(pushedTo) : undefined) ?? this.#pushLoopOf(endpointId);
     loop?.acked(from, id);
+    // The last delivery of a message ended: drop its frame (a group's stays for the others).
+    this.#frames.release(from, id);
   }
 
   /** The sender acked a receipt (spec 6.4). */
