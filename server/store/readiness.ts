@@ -7,7 +7,7 @@ import type { Writer } from "./writer.ts";
 export interface ReadinessOptions {
   /** The database file. */
   path: string;
-  /** How long one answer is reused (default 1 s), so `/readyz` polling costs one probe a second. */
+  /** How long a success is reused (default 1 s), so `/readyz` polling costs one probe a second. */
   cacheMs?: number;
   /** Longest wait for the probe's commit (default 2 s); a writer stuck longer is not ready. */
   timeoutMs?: number;
@@ -21,8 +21,8 @@ const SQL_READ_SCHEMA = "SELECT count(*) AS n FROM sqlite_master";
  * Answers "can the store be used now" (spec 4.3 `/readyz`, 7.8) with a real write and a real
  * read: a `health.probe` op through the writer, then a fresh read-only connection that must see
  * the value just committed. A fresh connection reads the file itself, where the server's long-lived
- * reader would answer from its page cache after the file was truncated or damaged. Answers are
- * cached for `cacheMs` and concurrent checks share one probe.
+ * reader would answer from its page cache after the file was truncated or damaged. A success is
+ * reused for `cacheMs`; concurrent checks share one probe.
  *
  * @example
  * ```ts
@@ -49,11 +49,13 @@ export class Readiness {
     this.#log = opts.log;
   }
 
-  /** True when a write committed and a read saw it, within the last `cacheMs`. */
+  /** True when a write committed and a read saw it, now or within the last `cacheMs`. */
   check(): Promise<boolean> {
+    // Only success is reused: while the store fails, every check probes again (one at a time),
+    // so readiness returns as soon as a write commits.
     const last = this.#last;
-    if (last !== null && performance.now() - last.at < this.#cacheMs) {
-      return Promise.resolve(last.ok);
+    if (last !== null && last.ok && performance.now() - last.at < this.#cacheMs) {
+      return Promise.resolve(true);
     }
     this.#running ??= this.#probe().then((ok) => {
       this.#last = { at: performance.now(), ok };
