@@ -65,3 +65,19 @@ Deno.test("a group message's frame stays until its last member acks", async () =
     assert.equal(messaging.frameCacheBytes, 0);
   });
 });
+
+Deno.test("a pushed frame whose delivery expires after a disconnect is dropped by the cleanup loop's receipt", async () => {
+  await withServer({ limits: { grace_seconds: 0 } }, async (h) => {
+    await h.endpoints("a", "b");
+    const a = await h.online("a");
+    const b = await h.online("b");
+    const messaging = h.t.server.messaging;
+    await a.request(sendNowFrame("t1", "b", BIG, { offline: { keep: true, ttl_seconds: 1 } }));
+    await waitMsg(b, "t1");
+    assert.ok(messaging.frameCacheBytes > 0);
+    await b.close(); // pushed, never acked; the disconnect clears the mark
+    const receipt = await waitReceipt(a, "t1", "expired");
+    assert.equal(receipt.state, "expired");
+    assert.equal(messaging.frameCacheBytes, 0);
+  });
+});

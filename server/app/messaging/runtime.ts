@@ -101,8 +101,10 @@ export class MessagingRuntime implements Messaging {
       this.#push.get(conn.code)?.acked(n.from, n.msgId);
       void this.#mqtt.publish(conn, revokedFrame(n), 1);
     }
-    // A revoked delivery has ended (dropped, expired, recalled): its frame may go.
+    // A revoked delivery has ended (dropped, expired, recalled), and so has every delivery a
+    // receipt reports (e.g. expired by the cleanup loop): the message's frame may go.
     for (const n of fx.revoked ?? []) this.#frames.release(n.from, n.msgId);
+    for (const r of fx.receipts ?? []) this.#frames.release(r.senderId, r.msgId);
   }
 
   /** Bytes of encoded `msg` frames held for pushing. */
