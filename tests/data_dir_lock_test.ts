@@ -36,6 +36,9 @@ Deno.test("a second serve on the same data_dir exits 1 naming the directory, and
     }
     // The lock goes with its process: the directory can be served again.
     const third = await startServerProcess(home);
+    const ready = await fetch(`http://${third.addr}/readyz`);
+    await ready.body?.cancel();
+    assert.equal(ready.status, 200);
     assert.equal(await third.stop(), 0);
   } finally {
     await home.cleanup();
