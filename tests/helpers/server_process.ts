@@ -80,6 +80,16 @@ export interface ServerProcess {
   stop(): Promise<number>;
   /** SIGKILL and wait (crash tests). */
   kill(): Promise<void>;
+  /** Settles when the process has exited by itself or was stopped (crash points). */
+  exited: Promise<Deno.CommandStatus>;
+}
+
+/** Options of {@linkcode startServerProcess}. */
+export interface StartOptions {
+  /** Runs this script instead of `server/main.ts serve` (e.g. `serve_test_pool.ts`). */
+  entry?: string;
+  /** Extra environment of this process only (e.g. `NIXMSG_TEST_CRASH_AT`). */
+  env?: Record<string, string>;
 }
 
 /**
@@ -89,10 +99,14 @@ export interface ServerProcess {
 export async function startServerProcess(
   home: TestHome,
   timeoutMs = 30_000,
+  opts: StartOptions = {},
 ): Promise<ServerProcess> {
+  const args = opts.entry === undefined
+    ? denoArgs(home, ["serve"])
+    : ["run", "--quiet", "--allow-all", "--config", join(ROOT, "deno.json"), opts.entry];
   const child = new Deno.Command(Deno.execPath(), {
-    args: denoArgs(home, ["serve"]),
-    env: home.env,
+    args,
+    env: { ...home.env, ...opts.env },
     cwd: home.dir,
     stdin: "null",
     stdout: "piped",
@@ -152,8 +166,13 @@ export async function startServerProcess(
       return s.code;
     },
     async kill() {
-      child.kill("SIGKILL");
+      try {
+        child.kill("SIGKILL");
+      } catch (err) {
+        if (!(err instanceof TypeError)) throw err; // it has already exited (a crash point)
+      }
       await finish();
     },
+    exited: status,
   };
 }
