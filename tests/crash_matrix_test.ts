@@ -103,12 +103,12 @@ async function assertAccepted(c: TestClient, ids: readonly string[], recipients:
 async function endpointRow(
   fault: string,
   ids: readonly string[],
-  crash: (n: CrashNode, a: TestClient, b: AppReceiver) => Promise<void>,
+  crash: (n: CrashNode, b: AppReceiver) => Promise<void>,
 ): Promise<void> {
   const n = await CrashNode.create(["a", "b"]);
   const b = new AppReceiver("b");
   try {
-    await crash(n, await n.online("a"), b);
+    await crash(n, b);
     assert.equal(n.server, null, "the first run ended with a kill");
     await n.start();
     await b.connect(n.ws);
@@ -126,8 +126,9 @@ async function endpointRow(
 const TEN = Array.from({ length: 10 }, (_, i) => `m${i}`);
 
 Deno.test("crash matrix: kill -9 right after send answers loses and duplicates nothing", async () => {
-  await endpointRow("kill -9 after send resp", TEN, async (n, a) => {
+  await endpointRow("kill -9 after send resp", TEN, async (n) => {
     await n.start();
+    const a = await n.online("a");
     for (const id of TEN) {
       const r = await a.request(keptFrame(id));
       assert.equal((r.data as Data).state, "dispatched");
@@ -137,28 +138,29 @@ Deno.test("crash matrix: kill -9 right after send answers loses and duplicates n
 });
 
 Deno.test("crash matrix: kill -9 after the send commit, before its answer", async () => {
-  await endpointRow("kill -9 after send commit, before resp", TEN, async (n, a) => {
+  await endpointRow("kill -9 after send commit, before resp", TEN, async (n) => {
     await n.start("send_committed:5");
+    const a = await n.online("a");
     await fireSends(a, TEN.map((id) => keptFrame(id)));
     await n.crashed();
   });
 });
 
 Deno.test("crash matrix: kill -9 after a push mark, before the publish", async () => {
-  await endpointRow("kill -9 after push mark, before publish", TEN, async (n, a, b) => {
+  await endpointRow("kill -9 after push mark, before publish", TEN, async (n, b) => {
     await n.start("after_mark:3");
     await b.connect(n.ws);
-    await fireSends(a, TEN.map((id) => keptFrame(id)));
+    await fireSends(await n.online("a"), TEN.map((id) => keptFrame(id)));
     await n.crashed();
     await b.close();
   });
 });
 
 Deno.test("crash matrix: kill -9 after the publish, before the ack", async () => {
-  await endpointRow("kill -9 after publish (PUBACK), before ack", TEN, async (n, a, b) => {
+  await endpointRow("kill -9 after publish (PUBACK), before ack", TEN, async (n, b) => {
     await n.start("after_publish:3");
     await b.connect(n.ws);
-    await fireSends(a, TEN.map((id) => keptFrame(id)));
+    await fireSends(await n.online("a"), TEN.map((id) => keptFrame(id)));
     await n.crashed();
     await b.close();
   });

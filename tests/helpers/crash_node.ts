@@ -67,6 +67,19 @@ export class AppReceiver {
     c.mqtt.on("message", (_topic, payload) => {
       this.#onFrame(c, JSON.parse(new TextDecoder().decode(payload)) as Data);
     });
+    // Like the SDK: an ack the server died before answering is sent again (repeats succeed).
+    for (const key of this.seen.keys()) {
+      if (!this.acked.has(key)) this.#ack(c, key);
+    }
+  }
+
+  #ack(c: TestClient, key: string): void {
+    const [from, id] = key.split("\u0000");
+    c.request({ type: "ack", from, id }).then((r) => {
+      if (r.ok !== true) return;
+      this.acked.add(key);
+      for (const w of [...this.#watchers]) w();
+    }, () => {}); // the server died before answering: the message or the ack comes again
   }
 
   #onFrame(c: TestClient, f: Data): void {
@@ -76,11 +89,7 @@ export class AppReceiver {
     if (this.acked.has(key)) this.duplicates++;
     else if (this.seen.has(key)) this.redelivered++;
     else this.seen.set(key, String((f.body as Data).data));
-    c.request({ type: "ack", from: f.from, id: f.id }).then((r) => {
-      if (r.ok !== true) return;
-      this.acked.add(key);
-      for (const w of [...this.#watchers]) w();
-    }, () => {}); // the server died before answering: the message comes again
+    this.#ack(c, key);
   }
 
   /** Whether the application got message `id` of `from`. */
@@ -95,7 +104,11 @@ export class AppReceiver {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#watchers.delete(w);
-        reject(new Error(`${this.id}: ${ids.length} acks of ${from} not all answered`));
+        reject(
+          new Error(
+            `${this.id}: ${ids.length} acks of ${from} not all answered (${this.acked.size} acked, ${this.seen.size} seen, ${this.frames} frames)`,
+          ),
+        );
       }, timeoutMs);
       const w = () => {
         if (!done()) return;

@@ -9,6 +9,8 @@ import { TEST_POOL_PARAMS } from "./test_server.ts";
 
 const { config } = await loadConfig(Deno.env.toObject());
 const log = new Logger(config.log.level);
-const server = await startServer(config, log, { pool: new PasswordPool({ params: TEST_POOL_PARAMS }) });
+const server = await startServer(config, log, {
+  pool: new PasswordPool({ params: TEST_POOL_PARAMS }),
+});
 await new Promise<void>((resolve) => Deno.addSignalListener("SIGTERM", resolve));
 await server.close();
