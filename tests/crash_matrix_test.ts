@@ -5,6 +5,7 @@
 // request they have no answer for, with the same frame, as the SDK does; receivers dedup by
 // (from, id) and ack. Each row counts lost and duplicated messages at the application (both must
 // be 0) and checks the `status` the sender sees. Rows are printed as `crash-matrix {...}` lines.
+// Longer runs: NIXMSG_CRASH_MESSAGES=200 NIXMSG_CRASH_ROUNDS=50 deno test -A tests/crash_matrix_test.ts
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { existsSync, readdirSync } from "node:fs";
@@ -123,13 +124,15 @@ async function endpointRow(
   }
 }
 
-const TEN = Array.from({ length: 10 }, (_, i) => `m${i}`);
+/** Messages per endpoint row; `NIXMSG_CRASH_MESSAGES=N` (at least 5) for a longer run. */
+const COUNT = Math.max(5, Number(Deno.env.get("NIXMSG_CRASH_MESSAGES") ?? 10));
+const MSGS = Array.from({ length: COUNT }, (_, i) => `m${i}`);
 
 Deno.test("crash matrix: kill -9 right after send answers loses and duplicates nothing", async () => {
-  await endpointRow("kill -9 after send resp", TEN, async (n) => {
+  await endpointRow("kill -9 after send resp", MSGS, async (n) => {
     await n.start();
     const a = await n.online("a");
-    for (const id of TEN) {
+    for (const id of MSGS) {
       const r = await a.request(keptFrame(id));
       assert.equal((r.data as Data).state, "dispatched");
     }
@@ -138,29 +141,29 @@ Deno.test("crash matrix: kill -9 right after send answers loses and duplicates n
 });
 
 Deno.test("crash matrix: kill -9 after the send commit, before its answer", async () => {
-  await endpointRow("kill -9 after send commit, before resp", TEN, async (n) => {
+  await endpointRow("kill -9 after send commit, before resp", MSGS, async (n) => {
     await n.start("send_committed:5");
     const a = await n.online("a");
-    await fireSends(a, TEN.map((id) => keptFrame(id)));
+    await fireSends(a, MSGS.map((id) => keptFrame(id)));
     await n.crashed();
   });
 });
 
 Deno.test("crash matrix: kill -9 after a push mark, before the publish", async () => {
-  await endpointRow("kill -9 after push mark, before publish", TEN, async (n, b) => {
+  await endpointRow("kill -9 after push mark, before publish", MSGS, async (n, b) => {
     await n.start("after_mark:3");
     await b.connect(n.ws);
-    await fireSends(await n.online("a"), TEN.map((id) => keptFrame(id)));
+    await fireSends(await n.online("a"), MSGS.map((id) => keptFrame(id)));
     await n.crashed();
     await b.close();
   });
 });
 
 Deno.test("crash matrix: kill -9 after the publish, before the ack", async () => {
-  await endpointRow("kill -9 after publish (PUBACK), before ack", TEN, async (n, b) => {
+  await endpointRow("kill -9 after publish (PUBACK), before ack", MSGS, async (n, b) => {
     await n.start("after_publish:3");
     await b.connect(n.ws);
-    await fireSends(await n.online("a"), TEN.map((id) => keptFrame(id)));
+    await fireSends(await n.online("a"), MSGS.map((id) => keptFrame(id)));
     await n.crashed();
     await b.close();
   });
@@ -314,6 +317,58 @@ Deno.test("crash matrix: kill -9 during migration 2 leaves the backup and a usab
     await assertAccepted(a, ids, 1);
     assert.ok(existsSync(join(n.backupDir, backups[0])));
     report({ ...tally("kill -9 during migration 2", "a", ids, [b]), kills: 1 });
+  } finally {
+    await b.close();
+    await n.close();
+  }
+});
+
+/** Kill rounds of the random-moment row; `NIXMSG_CRASH_ROUNDS=N` for a longer run. */
+const ROUNDS = Math.max(1, Number(Deno.env.get("NIXMSG_CRASH_ROUNDS") ?? 3));
+const PER_ROUND = 20;
+
+Deno.test(`crash matrix: ${ROUNDS} kills -9 at random moments of a send stream`, async () => {
+  const n = await CrashNode.create(["a", "b"]);
+  const b = new AppReceiver("b");
+  const frames = new Map<string, Data>();
+  const answered = new Set<string>();
+  const retryUnanswered = async (a: TestClient) => {
+    const open = [...frames].filter(([id]) => !answered.has(id)).map(([, f]) => f);
+    await retrySends(a, open);
+    for (const f of open) answered.add(f.id as string);
+  };
+  let seq = 0;
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      await n.start();
+      await b.connect(n.ws);
+      const a = await n.online("a");
+      await retryUnanswered(a);
+      // Sends PER_ROUND messages without waiting; the kill comes after a random number of
+      // answers, so some sends are answered, some committed without an answer, some never read.
+      const killAfter = 1 + Math.floor(Math.random() * PER_ROUND);
+      const batch: Data[] = [];
+      for (let i = 0; i < PER_ROUND; i++) {
+        const f = keptFrame(`r${seq++}`);
+        frames.set(f.id as string, f);
+        batch.push(f);
+      }
+      const resps = () =>
+        a.frames.filter((f) => f.type === "resp" && String(f.rid).startsWith("fire-"));
+      await fireSends(a, batch);
+      await a.until(() => resps().length >= killAfter, `${killAfter} answers`, 20_000);
+      for (const r of resps()) if (r.ok === true) answered.add(String(r.rid).slice(5));
+      await n.kill();
+      await b.close();
+    }
+    await n.start();
+    await b.connect(n.ws);
+    const a = await n.online("a");
+    await retryUnanswered(a);
+    const ids = [...frames.keys()];
+    await b.untilAcked("a", ids);
+    await assertAccepted(a, ids, 1);
+    report(tally("kill -9 at random moments of a send stream", "a", ids, [b], ROUNDS));
   } finally {
     await b.close();
     await n.close();
