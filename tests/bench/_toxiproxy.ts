@@ -99,6 +99,11 @@ export class Toxiproxy {
     }
   }
 
+  /** The server's process id (for /proc sampling). */
+  get pid(): number {
+    return this.#child.pid;
+  }
+
   async stop(): Promise<void> {
     try {
       this.#child.kill("SIGTERM");

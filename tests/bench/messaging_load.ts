@@ -202,6 +202,7 @@ function sendOne(pair: number): void {
 const samples: ({ at: number } & ProcSample)[] = [];
 const sample = () => samples.push({ at: performance.now(), ...sampleProc(server.pid) });
 const loadCpu0 = process.cpuUsage();
+const toxiCpu0 = toxi ? sampleProc(toxi.pid).cpuMs : 0;
 const loadavg = () => Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
 const loadavgStart = loadavg();
 sample();
@@ -245,6 +246,7 @@ const drainMs = performance.now() - sendEnd;
 clearInterval(sampler);
 clearInterval(progress);
 const loadCpu = process.cpuUsage(loadCpu0);
+const toxiCpu = toxi ? (sampleProc(toxi.pid).cpuMs - toxiCpu0) / (performance.now() - start) : 0;
 
 // --- report ----------------------------------------------------------------------------------
 const all = [...tracks.values()];
@@ -295,7 +297,8 @@ console.log([
   `  RSS series (MiB, every ${flags["sample-seconds"]} s): ` +
   samples.map((x) => (x.rssBytes / 2 ** 20).toFixed(0)).join(" "),
   LATENCY > 0
-    ? `  through toxiproxy, latency ${LATENCY} ms jitter ${flags["jitter-ms"]} ms each way`
+    ? `  through toxiproxy, latency ${LATENCY} ms jitter ${flags["jitter-ms"]} ms each way ` +
+      `(toxiproxy CPU ${(toxiCpu * 100).toFixed(0)} % of one core)`
     : `  direct (no proxy)`,
   `  server warnings/errors logged: ${server.problems.length}`,
   `  FAILURES: ${failures}`,
