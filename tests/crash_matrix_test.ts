@@ -98,7 +98,7 @@ async function retrySends(c: TestClient, frames: readonly Data[]): Promise<Data[
 async function assertAccepted(c: TestClient, ids: readonly string[], recipients: number) {
   for (const id of ids) {
     const r = await c.request({ type: "status", id, limit: 200 });
-    assert.equal(r.ok, true, `status ${id}`);
+    assert.equal(r.ok, true, `status ${id}: ${JSON.stringify(r)}`);
     const counts = (r.data as Data).counts as Record<string, number>;
     assert.equal(counts.accepted, recipients, `${id}: ${JSON.stringify(counts)}`);
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
