@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import type { Logger } from "../log/log.ts";
 import { openDb } from "./db.ts";
+import { crashPoint } from "../config/crash_point.ts";
 import { SCHEMA_V1_SQL } from "./schema_v1.ts";
 import { SCHEMA_V2_SQL } from "./schema_v2.ts";
 
@@ -143,6 +144,7 @@ function applyAll(db: DatabaseSync, pending: readonly Migration[], now: number):
     for (const m of pending) {
       current = m;
       db.exec(m.sql);
+      crashPoint("migration");
       // Prepared after the SQL: migration 1 creates schema_migrations itself.
       db.prepare(SQL_INSERT_VERSION).run(m.version, now);
     }

@@ -10,8 +10,14 @@
 //     --body N          body bytes (default 1024)
 //     --transport ws|tcp  (default ws)
 //     --sync FULL|NORMAL  sqlite_synchronous (default FULL)
+//     --latency-ms N    through toxiproxy with this latency each way (default 0: direct)
+//     --jitter-ms N     the latency toxic's jitter (default 0)
+//     --sample-seconds N  RSS/CPU sample period (default 5); the series is printed
+//     --warmup-seconds N  RSS growth is judged after this (default 60)
 //
 // (a) the spec's bar:  --seconds 600 --connections 1000 --rate 200
+// (c) the soak (issue 14 item 7): --seconds 600 --connections 1000 --rate 200 --latency-ms 20
+//     --jitter-ms 5 --sample-seconds 10
 // (b) max throughput:  --seconds 30 --connections 100 --rate 0 --window 32 --transport tcp
 //
 // Latency is measured from the `send` publish to the `msg` arriving at the receiver (and to the
@@ -27,6 +33,7 @@ import {
   sampleProc,
   startChildServer,
 } from "./_load_util.ts";
+import { Toxiproxy } from "./_toxiproxy.ts";
 
 const { values: flags } = parseArgs({
   args: Deno.args,
@@ -38,6 +45,10 @@ const { values: flags } = parseArgs({
     body: { type: "string", default: "1024" },
     transport: { type: "string", default: "ws" },
     sync: { type: "string", default: "FULL" },
+    "latency-ms": { type: "string", default: "0" },
+    "jitter-ms": { type: "string", default: "0" },
+    "sample-seconds": { type: "string", default: "5" },
+    "warmup-seconds": { type: "string", default: "60" },
   },
 });
 const SECONDS = Number(flags.seconds);
@@ -73,9 +84,15 @@ const watchdog = setTimeout(() => {
   Deno.exit(2);
 }, (SECONDS + DRAIN_MS / 1000 + 180) * 1000);
 Deno.unrefTimer(watchdog);
-const url = flags.transport === "tcp"
-  ? `mqtt://127.0.0.1:${server.port}`
-  : `ws://127.0.0.1:${server.port}/mqtt`;
+const LATENCY = Number(flags["latency-ms"]);
+let toxi: Toxiproxy | null = null;
+let target = `127.0.0.1:${server.port}`;
+if (LATENCY > 0) {
+  toxi = await Toxiproxy.start();
+  target = await toxi.proxy("nixmsg", target);
+  await toxi.latency("nixmsg", LATENCY, Number(flags["jitter-ms"]));
+}
+const url = flags.transport === "tcp" ? `mqtt://${target}` : `ws://${target}/mqtt`;
 
 interface Track {
   sentAt: number;
@@ -185,6 +202,7 @@ function sendOne(pair: number): void {
 const samples: ({ at: number } & ProcSample)[] = [];
 const sample = () => samples.push({ at: performance.now(), ...sampleProc(server.pid) });
 const loadCpu0 = process.cpuUsage();
+const toxiCpu0 = toxi ? sampleProc(toxi.pid).cpuMs : 0;
 const loadavg = () => Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
 const loadavgStart = loadavg();
 sample();
@@ -202,7 +220,7 @@ if (RATE > 0) {
 } else {
   for (let p = 0; p < PAIRS; p++) for (let w = 0; w < WINDOW; w++) sendOne(p);
 }
-const sampler = setInterval(sample, 5000);
+const sampler = setInterval(sample, Number(flags["sample-seconds"]) * 1000);
 let lastDone = 0;
 const progress = setInterval(() => {
   const s = sampleProc(server.pid);
@@ -228,6 +246,7 @@ const drainMs = performance.now() - sendEnd;
 clearInterval(sampler);
 clearInterval(progress);
 const loadCpu = process.cpuUsage(loadCpu0);
+const toxiCpu = toxi ? (sampleProc(toxi.pid).cpuMs - toxiCpu0) / (performance.now() - start) : 0;
 
 // --- report ----------------------------------------------------------------------------------
 const all = [...tracks.values()];
@@ -245,6 +264,13 @@ const serverCpu = (last.cpuMs - first.cpuMs) / (last.at - first.at);
 const mainCpu = (last.mainCpuMs - first.mainCpuMs) / (last.at - first.at);
 const rss = samples.map((s) => s.rssBytes);
 const failures = (stats.sent - stats.done) + stats.errors.length + stats.duplicates;
+// RSS growth after warm-up: the mean of the last third of the samples against the first third.
+const warm = samples.filter((x) => x.at - start >= Number(flags["warmup-seconds"]) * 1000);
+const third = Math.max(1, Math.floor(warm.length / 3));
+const mean = (xs: typeof samples) => xs.reduce((a, x) => a + x.rssBytes, 0) / xs.length;
+const growth = warm.length >= 3
+  ? `${((mean(warm.slice(-third)) / mean(warm.slice(0, third)) - 1) * 100).toFixed(1)} %`
+  : "n/a (run shorter than the warm-up)";
 const sendSeconds = (sendEnd - start) / 1000;
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
 
@@ -267,6 +293,13 @@ console.log([
     (((loadCpu.user + loadCpu.system) / 1000 / (performance.now() - start)) * 100).toFixed(0)
   } % of one core`,
   `  machine load average at start ${loadavgStart}, at end ${loadavg()} (2 cores)`,
+  `  RSS growth after ${flags["warmup-seconds"]} s warm-up (last third vs first third): ${growth}`,
+  `  RSS series (MiB, every ${flags["sample-seconds"]} s): ` +
+  samples.map((x) => (x.rssBytes / 2 ** 20).toFixed(0)).join(" "),
+  LATENCY > 0
+    ? `  through toxiproxy, latency ${LATENCY} ms jitter ${flags["jitter-ms"]} ms each way ` +
+      `(toxiproxy CPU ${(toxiCpu * 100).toFixed(0)} % of one core)`
+    : `  direct (no proxy)`,
   `  server warnings/errors logged: ${server.problems.length}`,
   `  FAILURES: ${failures}`,
   ...stats.errors.filter(Boolean).map((e) => `    ${e}`),
@@ -276,5 +309,6 @@ console.log([
 closing = true;
 await Promise.all(clients.map((c) => c.close()));
 const code = await server.stop();
+await toxi?.stop();
 await home.cleanup();
 Deno.exit(failures === 0 && code === 0 ? 0 : 1);

@@ -88,6 +88,16 @@ export interface ServerProcess {
   kill(): Promise<void>;
 }
 
+/** Options of {@linkcode startServerProcess}. */
+export interface StartOptions {
+  /** Runs this script instead of `server/main.ts serve` (e.g. `serve_test_pool.ts`). */
+  entry?: string;
+  /** Extra environment of this process only (e.g. `NIXMSG_TEST_CRASH_AT`). */
+  env?: Record<string, string>;
+  /** Runs the server under another command, e.g. `["prlimit", "--nofile=256:256"]`. */
+  wrap?: readonly string[];
+}
+
 /**
  * Starts `nixmsg serve` and resolves once it logs "nixmsg serving" (then listen.addr exists).
  * Rejects with the process output when it exits first or does not start within `timeoutMs`.
@@ -95,15 +105,16 @@ export interface ServerProcess {
 export async function startServerProcess(
   home: TestHome,
   timeoutMs = 30_000,
-  opts: { wrap?: readonly string[] } = {},
+  opts: StartOptions = {},
 ): Promise<ServerProcess> {
-  // `wrap` runs the server under another command, e.g. ["prlimit", "--nofile=256:256"].
+  const args = opts.entry === undefined
+    ? denoArgs(home, ["serve"])
+    : ["run", "--quiet", "--allow-all", "--config", join(ROOT, "deno.json"), opts.entry];
   const wrap = opts.wrap ?? [];
   const command = wrap.length > 0 ? wrap[0] : Deno.execPath();
-  const args = denoArgs(home, ["serve"]);
   const child = new Deno.Command(command, {
     args: wrap.length > 0 ? [...wrap.slice(1), Deno.execPath(), ...args] : args,
-    env: home.env,
+    env: { ...home.env, ...opts.env },
     cwd: home.dir,
     stdin: "null",
     stdout: "piped",
@@ -166,7 +177,11 @@ export async function startServerProcess(
       return s.code;
     },
     async kill() {
-      child.kill("SIGKILL");
+      try {
+        child.kill("SIGKILL");
+      } catch (err) {
+        if (!(err instanceof TypeError)) throw err; // it has already exited (a crash point)
+      }
       await finish();
     },
   };

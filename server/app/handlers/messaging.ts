@@ -12,6 +12,7 @@ import { prepareCached } from "../../store/db.ts";
 import { messageStatus } from "../../store/queries/status.ts";
 import { selfRow } from "../endpoint_reads.ts";
 import { canonicalMeta } from "./meta.ts";
+import { crashPoint } from "../../config/crash_point.ts";
 import { decideTalk, isStale } from "../talk.ts";
 
 const SQL_SEND_KEY_EXISTS = "SELECT 1 AS x FROM send_keys WHERE sender_id = ? AND msg_id = ?";
@@ -68,6 +69,7 @@ export async function sendAs(
     if (!isStale(err)) throw err;
     r = await submit(); // the target's talk password changed meanwhile: decide once more
   }
+  crashPoint("send_committed");
   app.messaging.apply({ wake: r.wake, receipts: r.receipts });
   if (r.state === "scheduled") app.messaging.scheduled(r.sendAt);
   const data: SendData = { id: frame.id, send_at_ms: r.sendAt, state: r.state };

@@ -1,4 +1,5 @@
 import type { App } from "../app_context.ts";
+import { crashPoint } from "../../config/crash_point.ts";
 import type { Conn } from "../connections.ts";
 import type { MqttApp } from "../mqtt_app.ts";
 import type { ClaimedDelivery } from "../../store/ops/deliveries.ts";
@@ -111,7 +112,10 @@ export class PushLoop {
             limit: room,
           });
           if (claimed.length === 0) break;
-          for (const c of claimed) await this.#pushOne(c);
+          for (const c of claimed) {
+            crashPoint("after_mark");
+            await this.#pushOne(c);
+          }
         }
       } while (this.#again && !this.#stopped);
     } catch (err) {
@@ -163,6 +167,7 @@ export class PushLoop {
     f.pushedAt = app.clock();
     this.#d.observeDuePush?.(Math.max(0, f.pushedAt - c.sendAt));
     mqtt.publish(this.conn, bytes, 1).then((outcome) => {
+      if (outcome === "acked") crashPoint("after_publish");
       if (f.bigSlot) {
         f.bigSlot = false; // spec 7.5: the big-frame slot is freed on PUBACK
         bigFrames.release();

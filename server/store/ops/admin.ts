@@ -1,6 +1,7 @@
 import type { DatabaseSync } from "node:sqlite";
 import { prepareCached } from "../db.ts";
 import { OpError } from "../op_error.ts";
+import { crashPoint } from "../../config/crash_point.ts";
 import { createEndpoint, type CreateEndpointArgs } from "./endpoints.ts";
 
 // Admin writes (spec 8): web sessions, API tokens, the admin's endpoint edits, the CSV import and
@@ -149,7 +150,10 @@ export function importEndpoints(
   const taken = a.rows.filter((r) => prepareCached(db, SQL_ENDPOINT_EXISTS).get(r.id))
     .map((r) => r.id);
   if (taken.length > 0) throw new OpError("id_taken", { ids: taken });
-  for (const row of a.rows) createEndpoint(db, row, now);
+  for (const row of a.rows) {
+    createEndpoint(db, row, now);
+    crashPoint("import_row");
+  }
   return { created: a.rows.length };
 }
 

@@ -1,0 +1,237 @@
+// The crash matrix's harness (issue 14 item 4): one data directory served by a `nixmsg serve`
+// child that a test kills with SIGKILL, or that kills itself at a named crash point
+// (`NIXMSG_TEST_CRASH_AT`, server/config/crash_point.ts), and restarts on the same directory.
+// Receivers behave like the SDK: they dedup by (from, id), ack what they got, and count what the
+// application would have seen twice.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { online, type TestClient } from "./client.ts";
+import { type ServerProcess, startServerProcess, type TestHome } from "./server_process.ts";
+import { type Data, PW } from "./messaging.ts";
+import { prepareHome } from "../bench/_load_util.ts";
+import { PasswordPool } from "../../server/auth/password_pool.ts";
+import { TEST_POOL_PARAMS } from "./test_server.ts";
+import { openDb } from "../../server/store/db.ts";
+import { dbPath } from "../../server/app/paths.ts";
+
+/** The serve entry with cheap argon2 parameters (many logins, a 1,000-row import). */
+export const SERVE_ENTRY = new URL("./serve_test_pool.ts", import.meta.url).pathname;
+/** The admin password {@linkcode setAdminPassword} stores. */
+export const ADMIN_PW = "admin-password-crash-1";
+
+/** Stores the hash of {@linkcode ADMIN_PW} as the admin password of the database at `path`. */
+export async function setAdminPassword(path: string): Promise<void> {
+  const hash = await new PasswordPool({ params: TEST_POOL_PARAMS }).hash(ADMIN_PW);
+  const db = openDb(path);
+  try {
+    db.prepare(
+      `INSERT INTO settings (key, value, updated_at) VALUES ('admin_password_hash', ?, ?)
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+    ).run(hash, Date.now());
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * An application receiver over reconnects: it keeps the (from, id) of every message it handed to
+ * the application and acks each `msg` it gets. A `msg` after its ack was answered ok is a
+ * duplicate the server must never cause; one before is a redelivery that dedup hides.
+ */
+export class AppReceiver {
+  readonly id: string;
+  readonly seen = new Map<string, string>();
+  readonly acked = new Set<string>();
+  /** `msg` frames received in all. */
+  frames = 0;
+  /** `msg` frames of an already seen message, before its ack was answered (dedup hides them). */
+  redelivered = 0;
+  /** `msg` frames of a message whose ack had been answered ok (must stay 0). */
+  duplicates = 0;
+  token: string | null = null;
+  client: TestClient | null = null;
+  #watchers = new Set<() => void>();
+
+  constructor(id: string) {
+    this.id = id;
+  }
+
+  /** Connects (with the session token when one was issued) and acks every `msg` frame. */
+  async connect(url: string, password = PW): Promise<void> {
+    const s = await online(url, this.id, this.token ?? password);
+    this.token = s.token ?? this.token;
+    this.client = s.client;
+    const c = s.client;
+    // Frames that arrived before the listener (right after the hello) are handled first.
+    for (const f of c.frames) this.#onFrame(c, f);
+    c.mqtt.on("message", (_topic, payload) => {
+      this.#onFrame(c, JSON.parse(new TextDecoder().decode(payload)) as Data);
+    });
+    // Like the SDK: an ack the server died before answering is sent again (repeats succeed).
+    for (const key of this.seen.keys()) {
+      if (!this.acked.has(key)) this.#ack(c, key);
+    }
+  }
+
+  #ack(c: TestClient, key: string): void {
+    const [from, id] = key.split("\u0000");
+    c.request({ type: "ack", from, id }).then((r) => {
+      if (r.ok !== true) return;
+      this.acked.add(key);
+      for (const w of [...this.#watchers]) w();
+    }, () => {}); // the server died before answering: the message or the ack comes again
+  }
+
+  #onFrame(c: TestClient, f: Data): void {
+    if (f.type !== "msg") return;
+    this.frames++;
+    const key = `${f.from}\u0000${f.id}`;
+    if (this.acked.has(key)) this.duplicates++;
+    else if (this.seen.has(key)) this.redelivered++;
+    else this.seen.set(key, String((f.body as Data).data));
+    this.#ack(c, key);
+  }
+
+  /** Whether the application got message `id` of `from`. */
+  has(from: string, id: string): boolean {
+    return this.seen.has(`${from}\u0000${id}`);
+  }
+
+  /** Waits until every id of `from` in `ids` is acked (bounded by `timeoutMs`). */
+  untilAcked(from: string, ids: readonly string[], timeoutMs = 30_000): Promise<void> {
+    const done = () => ids.every((id) => this.acked.has(`${from}\u0000${id}`));
+    if (done()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#watchers.delete(w);
+        reject(
+          new Error(
+            `${this.id}: ${ids.length} acks of ${from} not all answered (${this.acked.size} acked, ${this.seen.size} seen, ${this.frames} frames)`,
+          ),
+        );
+      }, timeoutMs);
+      const w = () => {
+        if (!done()) return;
+        clearTimeout(timer);
+        this.#watchers.delete(w);
+        resolve();
+      };
+      this.#watchers.add(w);
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.client?.close();
+    this.client = null;
+  }
+}
+
+/** A data directory and the server process on it. */
+export class CrashNode {
+  readonly home: TestHome;
+  server: ServerProcess | null = null;
+  #open: TestClient[] = [];
+
+  private constructor(home: TestHome) {
+    this.home = home;
+  }
+
+  /**
+   * A home whose database holds `ids` (password {@linkcode PW}) and the admin password, with the
+   * config `overrides` (`limits.requests_per_second` defaults to 100,000).
+   */
+  static async create(
+    ids: readonly string[],
+    overrides: Record<string, unknown> = {},
+  ): Promise<CrashNode> {
+    // The tests check every message's status one request after another; the per-connection
+    // request limit (spec 5) is not what they are about.
+    const limits = {
+      requests_per_second: 100_000,
+      ...(overrides.limits as Record<string, unknown> | undefined),
+    };
+    const home = await prepareHome({ ...overrides, limits }, ids, PW);
+    await setAdminPassword(dbPath(home.dataDir));
+    return new CrashNode(home);
+  }
+
+  /** A node on an existing home (e.g. one holding a version-1 database). */
+  static on(home: TestHome): CrashNode {
+    return new CrashNode(home);
+  }
+
+  get ws(): string {
+    return `ws://127.0.0.1:${this.running.port}/mqtt`;
+  }
+
+  get http(): string {
+    return `http://127.0.0.1:${this.running.port}`;
+  }
+
+  get running(): ServerProcess {
+    if (this.server === null) throw new Error("no server is running");
+    return this.server;
+  }
+
+  get backupDir(): string {
+    return join(this.home.dataDir, "backup");
+  }
+
+  /** Starts the server; `crashAt` arms a crash point for this run only. */
+  async start(crashAt?: string): Promise<ServerProcess> {
+    const env: Record<string, string> = crashAt ? { NIXMSG_TEST_CRASH_AT: crashAt } : {};
+    this.server = await startServerProcess(this.home, 60_000, { entry: SERVE_ENTRY, env });
+    return this.server;
+  }
+
+  /** Waits (bounded) until the armed crash point killed the server; asserts it was SIGKILL. */
+  async crashed(timeoutMs = 20_000): Promise<void> {
+    const s = this.running;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const status = await Promise.race([
+      s.exited,
+      new Promise<null>((r) => (timer = setTimeout(() => r(null), timeoutMs))),
+    ]);
+    clearTimeout(timer);
+    assert.ok(status !== null, "the crash point was not reached");
+    assert.equal(status.signal, "SIGKILL");
+    await s.kill(); // collects the output
+    this.server = null;
+  }
+
+  /** SIGKILL now. */
+  async kill(): Promise<void> {
+    await this.running.kill();
+    this.server = null;
+  }
+
+  /** Connects and handshakes `id` (closed by {@linkcode CrashNode.close}). */
+  async online(id: string, password = PW): Promise<TestClient> {
+    const { client } = await online(this.ws, id, password);
+    this.#open.push(client);
+    return client;
+  }
+
+  /** Closes the clients, stops a running server (exit code 0) and removes the directory. */
+  async close(): Promise<void> {
+    for (const c of this.#open) await c.close();
+    try {
+      if (this.server) assert.equal(await this.server.stop(), 0);
+    } finally {
+      await this.home.cleanup();
+    }
+  }
+}
+
+/** Runs `fn` on at most `limit` items at once. */
+export async function eachLimit<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}

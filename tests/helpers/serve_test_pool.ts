@@ -1,0 +1,16 @@
+// `nixmsg serve` for crash tests that spawn a server process and hash many passwords (a 1,000-row
+// CSV import, 1,000 endpoints): the same startServer on the config from NIXMSG_CONFIG, with the
+// cheap argon2 parameters of the in-process test server. Stops on SIGTERM like `serve`.
+import { loadConfig } from "../../server/config/config.ts";
+import { Logger } from "../../server/log/log.ts";
+import { PasswordPool } from "../../server/auth/password_pool.ts";
+import { startServer } from "../../server/app/server.ts";
+import { TEST_POOL_PARAMS } from "./test_server.ts";
+
+const { config } = await loadConfig(Deno.env.toObject());
+const log = new Logger(config.log.level);
+const server = await startServer(config, log, {
+  pool: new PasswordPool({ params: TEST_POOL_PARAMS }),
+});
+await new Promise<void>((resolve) => Deno.addSignalListener("SIGTERM", resolve));
+await server.close();
