@@ -35,6 +35,7 @@ import { adminRoutes } from "../admin/routes.ts";
 import { metricsRoutes } from "../metrics/routes.ts";
 import { instrumentRoutes } from "../metrics/instrument.ts";
 import { observeAck, observeDuePush } from "../metrics/metrics.ts";
+import { type MetricsHistory, startMetricsHistory } from "../metrics/history.ts";
 
 /** How often ended lockouts are looked for and logged. */
 const LOCK_SWEEP_MS = 1000;
@@ -55,6 +56,8 @@ export interface RunningServer {
 export interface ServerOptions {
   clock?: () => number;
   pool?: PasswordPool;
+  /** The console's metrics history sampling period (default 10 s). */
+  historyIntervalMs?: number;
 }
 
 /** Raised when `serve` cannot start; the CLI prints the message and exits 1. */
@@ -97,6 +100,7 @@ export async function startServer(
 
   let broker: Broker | null = null;
   let listeners: Listeners | null = null;
+  let history: MetricsHistory | null = null;
   try {
     await writer.run("context.configure", {
       graceMs: config.limits.grace_seconds * 1000,
@@ -144,11 +148,12 @@ export async function startServer(
     const messaging = new MessagingRuntime(app, mqtt, { observeDuePush, observeAck });
     app.messaging = messaging;
     app.presence = new Presence(app, mqtt);
+    history = startMetricsHistory(app, { intervalMs: opts.historyIntervalMs });
 
     const routes: Route[] = [
       ...healthRoutes({ ready: () => writer.healthy }),
       ...registrationRoutes(app),
-      ...adminRoutes(app, mqtt),
+      ...adminRoutes(app, mqtt, history),
       ...metricsRoutes(app),
     ];
     const b = broker;
@@ -178,8 +183,10 @@ export async function startServer(
       app,
       mqtt,
       messaging,
+      history,
     );
   } catch (err) {
+    history?.close();
     await listeners?.close();
     await broker?.close();
     await writer.close(0);
@@ -200,6 +207,7 @@ function running(
   app: App,
   mqtt: MqttApp,
   messaging: MessagingRuntime,
+  history: MetricsHistory,
 ): RunningServer {
   let closing: Promise<void> | null = null;
   // Lock ends are logged when they are due, not when someone next asks (issue 18).
@@ -219,6 +227,7 @@ function running(
       // spec 7.8: stop accepting, let queued writes commit (bounded), then drop connections.
       closing ??= (async () => {
         clearInterval(sweeper);
+        history.close();
         await listeners.close();
         mqtt.stop();
         messaging.stop();
