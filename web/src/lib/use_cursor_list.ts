@@ -15,6 +15,7 @@ export interface CursorList<T> {
   /** The last load failure, "" when the last load worked. */
   error: Ref<string>;
   pagination: {
+    size: "small";
     page: number;
     pageSize: number;
     pageCount: number;
@@ -31,16 +32,25 @@ export interface CursorList<T> {
   setPageSize(size: number): Promise<void>;
 }
 
+/** Options of {@linkcode useCursorList}. */
+export interface CursorListOptions {
+  pageSize?: number;
+  /** Called with the page number each time a page is shown (to keep it in the address). */
+  onPage?: (page: number) => void;
+}
+
 /** Binds `load` to page state. `load` gets the cursor and the page size. */
 export function useCursorList<T>(
   load: (p: PageQuery) => Promise<Page<T>>,
-  pageSize = 50,
+  options: CursorListOptions = {},
 ): CursorList<T> {
+  const { pageSize = 50, onPage } = options;
   const pages = new CursorPages();
   const rows = shallowRef<T[]>([]);
   const loading = ref(false);
   const error = ref("");
   const pagination = reactive({
+    size: "small" as const,
     page: 1,
     pageSize,
     pageCount: 1,
@@ -74,6 +84,7 @@ export function useCursorList<T>(
         pagination.page = at;
         pagination.pageCount = pages.pageCount(pagination.pageSize);
         error.value = "";
+        onPage?.(at);
         return;
       }
     } catch (err) {
