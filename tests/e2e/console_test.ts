@@ -628,3 +628,264 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "the console keeps work across an expired session, shows failed page loads, and keeps filters in the address",
+  ignore: !HAS_CHROMIUM,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    await ensureBuilt();
+    await Deno.mkdir(SHOTS, { recursive: true });
+    const t = await startAdminServer();
+    const api = new AdminClient(t.adminUrl);
+    const { context, dir } = await launch();
+    const devices: { close(): Promise<void> }[] = [];
+    try {
+      await seed(t, api);
+      await context.grantPermissions(["clipboard-read", "clipboard-write"], {
+        origin: t.adminUrl,
+      });
+      const page = context.pages()[0] ?? await context.newPage();
+      const problems = watchProblems(page);
+      await login(page, t.adminUrl);
+
+      // A page whose code cannot be fetched shows the error and a retry; the retry opens it.
+      const groupsChunk = /\/assets\/GroupsPage-[^/]+\.js$/;
+      await page.route(groupsChunk, (r) => r.abort());
+      await page.locator(".n-layout-sider").getByRole("link", { name: "群", exact: true }).click();
+      const failure = page.getByTestId("load-failure");
+      await failure.getByText("页面加载失败").waitFor();
+      assert.ok(!page.url().endsWith("/groups"), "the address stays where it was");
+      await shot(page, "desktop-load-failure");
+      await page.unroute(groupsChunk);
+      await failure.getByRole("button", { name: "重试" }).click();
+      await page.locator("#page-header h1", { hasText: "群" }).waitFor();
+      await page.waitForURL(/\/groups$/);
+      await failure.waitFor({ state: "detached" });
+
+      // Filters, page and page size live in the address: reload and Back keep them.
+      await openMenu(page, "端");
+      await formItem(page.locator(".filter-bar"), "搜索").locator("input").fill("dev-1");
+      await page.getByRole("button", { name: "查询" }).click();
+      await page.waitForURL(/\/endpoints\?q=dev-1$/);
+      await page.getByRole("link", { name: "dev-10" }).waitFor();
+      await page.reload();
+      await page.getByRole("link", { name: "dev-12" }).waitFor();
+      assert.equal(
+        await formItem(page.locator(".filter-bar"), "搜索").locator("input").inputValue(),
+        "dev-1",
+      );
+      assert.equal(await page.getByRole("link", { name: "dev-00" }).count(), 0);
+      await page.goto(`${t.adminUrl}/endpoints?size=20`);
+      await page.locator(".n-pagination-item", { hasText: "2" }).click();
+      await page.waitForURL(/page=2/);
+      await page.getByRole("link", { name: "sender" }).waitFor();
+      await page.getByRole("link", { name: "sender" }).click();
+      await page.locator("#page-header h1", { hasText: "端 sender" }).waitFor();
+      await page.getByRole("button", { name: "‹ 返回" }).click();
+      await page.waitForURL(/\/endpoints\?(?=.*page=2)(?=.*size=20)/);
+      await page.getByRole("link", { name: "sender" }).waitFor();
+      assert.equal(await page.getByRole("link", { name: "dev-00" }).count(), 0, "still page 2");
+
+      // A one-day range is that whole day (the picker gives midnight to midnight).
+      const today = new Date();
+      const day = `${today.getFullYear()}-${String(today.getMonth() + 1).padStart(2, "0")}-${
+        String(today.getDate()).padStart(2, "0")
+      }`;
+      await page.goto(`${t.adminUrl}/messages?from=${day}&to=${day}`);
+      await page.locator(".n-data-table-tr", { hasText: "seed-group" }).waitFor();
+      assert.equal(await page.locator(".n-data-table-tbody .n-data-table-tr").count(), 4);
+      assert.equal(await page.locator(".n-date-picker input").first().inputValue(), day);
+      await page.getByRole("button", { name: "只看未完成" }).click();
+      await page.waitForURL(/state=scheduled%2Cdispatched|state=scheduled,dispatched/);
+      await page.locator(".n-data-table-tr", { hasText: "seed-1" }).getByRole("link").click();
+      await page.locator("#page-header h1", { hasText: "消息记录 #" }).waitFor();
+      await page.goBack();
+      await page.waitForURL(/\/messages\?(?=.*from=)(?=.*state=)/);
+      await page.locator(".n-data-table-tr", { hasText: "seed-1" }).waitFor();
+
+      // Settings: the real port, and every label in Chinese.
+      await openMenu(page, "运行参数");
+      await page.getByTestId("listen").getByText(`127.0.0.1:${t.port}`).waitFor();
+      await page.getByText("SQLite 同步写盘级别").waitFor();
+      assert.equal(await page.getByText("SQLite synchronous").count(), 0);
+
+      // After 踢下线 the detail page follows the device back online by itself.
+      let device = (await online(t.wsUrl, "dev-05", PW)).client;
+      devices.push(device);
+      await page.goto(`${t.adminUrl}/endpoints/dev-05`);
+      const onlineRow = page.locator(".n-descriptions-table-row", { hasText: "在线" }).first();
+      await onlineRow.getByText("在线", { exact: true }).nth(1).waitFor();
+      await page.getByRole("button", { name: "踢下线" }).click();
+      await confirmDialog(page, "踢下线");
+      await device.until(() => device.closed, "the kicked connection closes");
+      await page.locator(".n-descriptions").getByText("离线", { exact: true }).waitFor();
+      device = (await online(t.wsUrl, "dev-05", PW)).client;
+      devices.push(device);
+      await page.locator(".n-descriptions").getByText("在线", { exact: true }).nth(1).waitFor({
+        timeout: 15_000,
+      });
+
+      // Registration: 生成安全码 keeps an unsaved switch; the code can be copied.
+      await openMenu(page, "注册设置");
+      await page.getByText("注册已关闭").waitFor();
+      await page.getByTestId("registration-enabled").click();
+      await page.getByRole("button", { name: "生成安全码" }).click();
+      await page.locator(".n-dialog", { hasText: "同时保存「开启注册：开」" }).waitFor();
+      await confirmDialog(page, "生成");
+      await page.getByText("注册已开启").waitFor();
+      const reg = await api.get("/api/admin/registration");
+      assert.equal(reg.data.enabled, true, "the switch was saved with the new code");
+      assert.equal(String(reg.data.code).length, 16);
+      await page.locator(".n-card").getByRole("button", { name: "复制" }).click();
+      await page.getByText("已复制安全码").waitFor();
+      const copied = await page.evaluate(() =>
+        (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } })
+          .navigator.clipboard.readText()
+      );
+      assert.equal(copied, reg.data.code);
+      await shot(page, "desktop-registration-copied");
+
+      // Password page: a new validation error replaces the old alert.
+      await openMenu(page, "修改密码");
+      const pwForm = page.locator(".n-card");
+      await formItem(pwForm, "当前密码").locator("input").fill("not-the-password");
+      await formItem(pwForm, "新密码").locator("input").fill("new-admin-password-1");
+      await formItem(pwForm, "再输一次").locator("input").fill("new-admin-password-1");
+      await page.locator("#page-header").getByRole("button", { name: "保存" }).click();
+      const wrong = page.locator(".n-alert", { hasText: "当前密码不对" });
+      await wrong.waitFor();
+      await formItem(pwForm, "再输一次").locator("input").fill("something-else-12");
+      await page.locator("#page-header").getByRole("button", { name: "保存" }).click();
+      await pwForm.getByText("两次输入不一致").waitFor();
+      await wrong.waitFor({ state: "detached" });
+
+      // The session expires while a form is filled: log in again over it and nothing is lost.
+      await openMenu(page, "端");
+      await page.getByRole("button", { name: "开通端" }).click();
+      const create = modal(page, "开通端");
+      await formItem(create, "编号").locator("input").fill("kept-1");
+      await formItem(create, "名称").locator("input").fill("填好的表单");
+      await context.clearCookies();
+      await create.getByRole("button", { name: "开通", exact: true }).click();
+      const relogin = page.getByTestId("relogin");
+      await relogin.getByText("登录已过期，请重新登录").waitFor();
+      assert.equal(await formItem(create, "编号").locator("input").inputValue(), "kept-1");
+      await shot(page, "desktop-session-expired");
+      await relogin.getByPlaceholder("管理员密码").fill(ADMIN_PASSWORD);
+      await relogin.getByRole("button", { name: "登录", exact: true }).click();
+      await create.getByTestId("secret-value").waitFor();
+      await create.getByRole("button", { name: "完成" }).click();
+      await confirmDialog(page, "已保存，关闭");
+      const kept = await api.get("/api/admin/endpoints/kept-1");
+      assert.equal((kept.data.item as { name: string }).name, "填好的表单");
+
+      // Another session changes the admin password: the same dialog, with the new password.
+      const other = new AdminClient(t.adminUrl);
+      await other.login();
+      const changed = await other.post("/api/admin/password", {
+        old_password: ADMIN_PASSWORD,
+        new_password: "changed-elsewhere-1",
+      });
+      assert.equal(changed.status, 200, changed.text);
+      await formItem(page.locator(".filter-bar"), "搜索").locator("input").fill("kept");
+      await page.getByRole("button", { name: "查询" }).click();
+      await relogin.getByText("登录已过期，请重新登录").waitFor();
+      await relogin.getByPlaceholder("管理员密码").fill("changed-elsewhere-1");
+      await relogin.getByRole("button", { name: "登录", exact: true }).click();
+      await relogin.waitFor({ state: "detached" });
+      await page.getByRole("link", { name: "kept-1" }).waitFor();
+      assert.equal(await page.getByRole("link", { name: "dev-00" }).count(), 0);
+
+      assert.deepEqual(problems, [], "no script errors or refused resources");
+    } catch (err) {
+      const p = context.pages()[0];
+      await shot(p, "failed-behaviour").catch(() => undefined);
+      throw new Error(`at ${p?.url()}: ${err}`);
+    } finally {
+      for (const d of devices) await d.close().catch(() => undefined);
+      await context.close();
+      await t.close();
+      await Deno.remove(dir, { recursive: true }).catch(() => undefined);
+    }
+  },
+});
+
+Deno.test({
+  name: "the overview's live charts and cards move while traffic flows",
+  ignore: !HAS_CHROMIUM,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    await ensureBuilt();
+    await Deno.mkdir(SHOTS, { recursive: true });
+    const t = await startAdminServer({}, { historyIntervalMs: 1000 });
+    const api = new AdminClient(t.adminUrl);
+    const { context, dir } = await launch();
+    const clients: { close(): Promise<void> }[] = [];
+    try {
+      await api.login();
+      await t.createEndpoint("a", PW);
+      await t.createEndpoint("b", PW);
+      const page = context.pages()[0] ?? await context.newPage();
+      const problems = watchProblems(page);
+      await login(page, t.adminUrl);
+      await page.getByText("每秒提交").waitFor();
+      const points = page.getByTestId("chart-rate");
+      const pointsNow = async () => Number(await points.getAttribute("data-points"));
+      const submitted = page.getByTestId("submitted-hour");
+      assert.equal(await submitted.textContent(), "0");
+      const before = await pointsNow();
+
+      const a = (await online(t.wsUrl, "a", PW)).client;
+      clients.push(a);
+      const b = (await online(t.wsUrl, "b", PW)).client;
+      clients.push(b);
+      for (let i = 0; i < 5; i++) {
+        const sent = await a.request({
+          type: "send",
+          id: `live-${i}`,
+          to: { kind: "endpoint", id: "b" },
+          body: { enc: "utf8", data: "hello" },
+          delay_ms: 0,
+        });
+        assert.equal(sent.ok, true, JSON.stringify(sent));
+        await b.waitFrame((f) => f.type === "msg" && f.id === `live-${i}`, `msg live-${i}`);
+        assert.equal((await b.request({ type: "ack", from: "a", id: `live-${i}` })).ok, true);
+      }
+      // Nothing is clicked: the page polls and the figures follow.
+      await page.getByTestId("submitted-hour").getByText("5", { exact: true }).waitFor({
+        timeout: 15_000,
+      });
+      await page.getByTestId("delivered-hour").getByText("5", { exact: true }).waitFor({
+        timeout: 15_000,
+      });
+      await page.getByTestId("card-online").getByText("2", { exact: true }).waitFor();
+      const after = await pointsNow();
+      assert.ok(after > before, `the charts gained samples: ${before} -> ${after}`);
+      await page.waitForFunction(
+        (n) =>
+          Number(
+            (globalThis as unknown as {
+              document: { querySelector(s: string): { getAttribute(a: string): string } | null };
+            }).document.querySelector("[data-testid=chart-rate]")?.getAttribute("data-points"),
+          ) > n,
+        after,
+        { timeout: 10_000 },
+      );
+      assert.equal(await page.locator("[data-testid^=chart-] canvas").count(), 6, "six charts");
+      await shot(page, "desktop-overview-live");
+      await page.setViewportSize(PHONE);
+      await page.waitForTimeout(300);
+      await shot(page, "phone-overview-live");
+      assert.deepEqual(problems, [], "no script errors or refused resources");
+    } finally {
+      for (const c of clients) await c.close().catch(() => undefined);
+      await context.close();
+      await t.close();
+      await Deno.remove(dir, { recursive: true }).catch(() => undefined);
+    }
+  },
+});

@@ -30,6 +30,21 @@ export function queryPage(query: LocationQuery): number {
   return Number.isInteger(n) && n >= 1 ? n : 1;
 }
 
+/** The page sizes a list offers; the first one past the default is 50. */
+export const PAGE_SIZES = [20, 50, 100, 200];
+export const DEFAULT_PAGE_SIZE = 50;
+
+/** The `size` of the address query when it is one of {@linkcode PAGE_SIZES}, else the default. */
+export function querySize(query: LocationQuery): number {
+  const n = Number(queryText(query, "size"));
+  return PAGE_SIZES.includes(n) ? n : DEFAULT_PAGE_SIZE;
+}
+
+/** `page` and `size` for {@linkcode cleanQuery}: both left out at their defaults. */
+export function pageValues(page: number, size: number): QueryValues {
+  return { page, size: size === DEFAULT_PAGE_SIZE ? undefined : size };
+}
+
 /** Whether two queries hold the same values (order aside). */
 export function sameQuery(a: Record<string, string>, b: LocationQuery): boolean {
   const keys = Object.keys(a);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { cleanQuery, queryPage, queryText, sameQuery } from "./query.ts";
+import { cleanQuery, pageValues, queryPage, querySize, queryText, sameQuery } from "./query.ts";
 
 Deno.test("cleanQuery drops empty values and page 1", () => {
   assert.deepEqual(cleanQuery({ q: "door", source: "", enabled: undefined, page: 1 }), {
@@ -23,4 +23,12 @@ Deno.test("queryText and sameQuery", () => {
   assert.deepEqual(queryText({ q: null }, "q"), "");
   assert.deepEqual(sameQuery({ q: "a", page: "2" }, { page: "2", q: "a" }), true);
   assert.deepEqual(sameQuery({ q: "a" }, { q: "a", page: "2" }), false);
+});
+
+Deno.test("querySize and pageValues keep only offered, non-default sizes", () => {
+  assert.equal(querySize({ size: "20" }), 20);
+  assert.equal(querySize({ size: "7" }), 50);
+  assert.equal(querySize({}), 50);
+  assert.deepEqual(cleanQuery(pageValues(2, 20)), { page: "2", size: "20" });
+  assert.deepEqual(cleanQuery(pageValues(1, 50)), {});
 });

@@ -7,6 +7,7 @@ import type { PageQuery } from "../api/admin.ts";
 import type { Page } from "../api/types.ts";
 import { CursorPages } from "./cursor_pages.ts";
 import { describeError } from "./errors.ts";
+import { PAGE_SIZES } from "./query.ts";
 
 /** What the page passes to `n-data-table` and calls on changes. */
 export interface CursorList<T> {
@@ -35,8 +36,8 @@ export interface CursorList<T> {
 /** Options of {@linkcode useCursorList}. */
 export interface CursorListOptions {
   pageSize?: number;
-  /** Called with the page number each time a page is shown (to keep it in the address). */
-  onPage?: (page: number) => void;
+  /** Called with the page number and size each time a page is shown (to keep it in the address). */
+  onPage?: (page: number, pageSize: number) => void;
 }
 
 /** Binds `load` to page state. `load` gets the cursor and the page size. */
@@ -55,7 +56,7 @@ export function useCursorList<T>(
     pageSize,
     pageCount: 1,
     showSizePicker: true,
-    pageSizes: [20, 50, 100, 200],
+    pageSizes: PAGE_SIZES,
     prefix: () => (pages.total === null ? "" : `共 ${pages.total} 条`),
   });
   let latest = 0;
@@ -84,7 +85,7 @@ export function useCursorList<T>(
         pagination.page = at;
         pagination.pageCount = pages.pageCount(pagination.pageSize);
         error.value = "";
-        onPage?.(at);
+        onPage?.(at, pagination.pageSize);
         return;
       }
     } catch (err) {
