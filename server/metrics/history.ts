@@ -5,7 +5,9 @@
  *
  * Gauges come from where `/metrics` reads them (the broker, the writer, {@linkcode overviewCounts});
  * rates and outcomes count the rows that changed during the sample's window on the read
- * connection: messages by `created_at` (indexed), finished deliveries by `updated_at`.
+ * connection: messages by `created_at` (indexed), finished deliveries by `updated_at`. Those
+ * times are read when an op is queued, and the op commits a little later, so each window ends
+ * {@linkcode HISTORY_SETTLE_MS} before the sample is taken: a row is counted once it has committed.
  */
 import type { App } from "../app/app_context.ts";
 import { prepareCached } from "../store/db.ts";
@@ -15,6 +17,8 @@ import { overviewCounts } from "../store/queries/admin.ts";
 export const HISTORY_INTERVAL_MS = 10_000;
 /** How far back the history reaches. */
 export const HISTORY_SPAN_MS = 3_600_000;
+/** How long after its queued time a write is assumed committed (group commits take ms). */
+export const HISTORY_SETTLE_MS = 2_000;
 
 /** The figures that are true at one instant. */
 export interface HistoryGauges {
@@ -28,9 +32,12 @@ export interface HistoryGauges {
   writer_queue: number;
 }
 
-/** One sample: the gauges at `t` and what happened during the window (`t - window_ms`, `t`]. */
+/**
+ * One sample: what happened during the window (`t - window_ms`, `t`], and the gauges read when
+ * the sample was taken (up to {@linkcode HISTORY_SETTLE_MS} after `t`).
+ */
 export interface HistorySample extends HistoryGauges {
-  /** Unix ms. */
+  /** Unix ms: the end of the window. */
   t: number;
   window_ms: number;
   /** Messages accepted from senders per second. */
@@ -117,7 +124,7 @@ export function startMetricsHistory(app: App, opts: HistoryOptions = {}): Metric
   const spanMs = opts.spanMs ?? HISTORY_SPAN_MS;
   const capacity = Math.max(1, Math.ceil(spanMs / intervalMs));
   const samples: HistorySample[] = [];
-  let last = app.clock();
+  let last = app.clock() - HISTORY_SETTLE_MS;
   let commits = 0;
   let commitMsSum = 0;
   let commitMsMax = 0;
@@ -130,7 +137,7 @@ export function startMetricsHistory(app: App, opts: HistoryOptions = {}): Metric
   });
 
   function sample(): HistorySample | null {
-    const t = Math.max(app.clock(), last + 1);
+    const t = Math.max(app.clock() - HISTORY_SETTLE_MS, last + 1);
     const from = last;
     const windowMs = t - from;
     let s: HistorySample;
