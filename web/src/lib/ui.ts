@@ -32,5 +32,5 @@ export function descColumns(wide: number): number {
 
 /** The label style of an `n-descriptions`: `width` px, narrower on a phone. */
 export function descLabel(width: number): Record<string, string> {
-  return { width: `${isPhone.value ? Math.min(width, 96) : width}px` };
+  return { width: `${isPhone.value ? Math.min(width, 120) : width}px` };
 }
