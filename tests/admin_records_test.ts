@@ -274,6 +274,10 @@ Deno.test("the settings show the configuration but never the metrics token", asy
     assert.deepEqual(r.data.metrics, { token_set: true });
     assert.equal((r.data.limits as Item).max_body_bytes, 262144);
     assert.equal((r.data.tls as Item).enabled, false);
+    // The configured port is 0; the real one is the port the system chose.
+    assert.equal(r.data.listen, "127.0.0.1:0");
+    assert.equal(r.data.listen_bound, `127.0.0.1:${t.port}`);
+    assert.equal(r.data.admin_listen_bound, "");
   } finally {
     await t.close();
   }

@@ -2,6 +2,7 @@
 // docs/openapi.json, covering exactly the routes the server has, and strict enough that a
 // changed answer fails the admin tests (their client validates every reply against it).
 import assert from "node:assert/strict";
+import { startMetricsHistory } from "../server/metrics/history.ts";
 import { adminRoutes } from "../server/admin/routes.ts";
 import { openApiText } from "../server/admin/openapi.ts";
 import { healthRoutes } from "../server/http/health.ts";
@@ -21,12 +22,14 @@ Deno.test("every response schema of the document compiles in Ajv's strict 2020-1
 
 Deno.test("every route of the server is in the document, and every documented route exists", async () => {
   const t = await startAdminServer();
+  const { app, mqtt } = t.server;
+  // The server always samples its history, so the history route always exists.
+  const history = startMetricsHistory(app);
   try {
-    const { app, mqtt } = t.server;
     const routes = [
       ...healthRoutes({ ready: () => true }),
       ...registrationRoutes(app),
-      ...adminRoutes(app, mqtt),
+      ...adminRoutes(app, mqtt, history),
       ...metricsRoutes(app),
     ];
     const served = new Set(
@@ -41,6 +44,7 @@ Deno.test("every route of the server is in the document, and every documented ro
     assert.deepEqual([...documented].filter((r) => !served.has(r)), [], "documented, not served");
     assert.ok(served.size >= 40, `only ${served.size} routes`);
   } finally {
+    history.close();
     await t.close();
   }
 });

@@ -334,6 +334,48 @@ const OPERATIONS: [string, string, OpSpec][] = [
     body: obj({ old_password: str, new_password: { type: "string", minLength: 12 } }),
     ok: empty,
   }],
+  ["get", `${A}/metrics/history`, {
+    tag: "settings",
+    guard: "admin",
+    summary: "The last hour of the server's own figures, one sample every 10 s (live overview)",
+    query: {
+      since: { schema: int, description: "Unix ms: only samples newer than this" },
+    },
+    ok: (() => {
+      const numOrNull: Schema = { type: ["number", "null"] };
+      const gauges = {
+        connections: obj({ ws: nonNegInt, tcp: nonNegInt }),
+        online: nonNegInt,
+        pending_deliveries: nonNegInt,
+        scheduled_messages: nonNegInt,
+        writer_queue: nonNegInt,
+      };
+      return obj({
+        interval_ms: nonNegInt,
+        span_ms: nonNegInt,
+        now: obj({ ...gauges, t: timeMs }),
+        samples: arr(obj({
+          ...gauges,
+          t: timeMs,
+          window_ms: nonNegInt,
+          submitted_per_s: { type: "number" },
+          delivered_per_s: { type: "number" },
+          outcomes: obj({
+            accepted: nonNegInt,
+            expired: nonNegInt,
+            dropped: nonNegInt,
+            rejected: nonNegInt,
+          }),
+          rejected_by_reason: { type: "object", additionalProperties: nonNegInt },
+          commits: nonNegInt,
+          commit_ms_avg: numOrNull,
+          commit_ms_max: numOrNull,
+          latency_ms_p50: numOrNull,
+          latency_ms_p99: numOrNull,
+        })),
+      });
+    })(),
+  }],
   ["get", `${A}/overview`, {
     tag: "settings",
     guard: "admin",
@@ -357,6 +399,8 @@ const OPERATIONS: [string, string, OpSpec][] = [
     ok: obj({
       listen: str,
       admin_listen: str,
+      listen_bound: str,
+      admin_listen_bound: str,
       tls: obj({ enabled: bool, cert_file: str, key_file: str, allow_plaintext: bool }),
       trusted_proxies: arr(str),
       data_dir: str,

@@ -18,6 +18,8 @@ import { groupHandlers } from "./group_handlers.ts";
 import { messageHandlers } from "./message_handlers.ts";
 import { sendHandlers } from "./send_handlers.ts";
 import { openApiHandler } from "./openapi_route.ts";
+import { historyHandler } from "./history_handlers.ts";
+import type { MetricsHistory } from "../metrics/history.ts";
 
 function route(method: string, path: string, handler: RouteHandler): Route {
   return { method, path, scope: "admin", handler };
@@ -30,7 +32,7 @@ function route(method: string, path: string, handler: RouteHandler): Route {
  * @example
  * const routes = [...healthRoutes(opts), ...registrationRoutes(app), ...adminRoutes(app, mqtt)];
  */
-export function adminRoutes(app: App, mqtt: MqttApp): Route[] {
+export function adminRoutes(app: App, mqtt: MqttApp, history?: MetricsHistory): Route[] {
   const d: AdminDeps = { app, mqtt, auth: new AdminAuth(app) };
   const { open, admin, session } = createGuards(app, d.auth);
   const s = sessionHandlers(d);
@@ -48,6 +50,7 @@ export function adminRoutes(app: App, mqtt: MqttApp): Route[] {
     route("POST", `${A}/password`, session(s.changePassword, "admin.password")),
     route("GET", `${A}/overview`, admin(o.overview)),
     route("GET", `${A}/settings`, admin(o.settings)),
+    ...(history ? [route("GET", `${A}/metrics/history`, admin(historyHandler(history)))] : []),
 
     route("GET", `${A}/tokens`, session(t.list)),
     route("POST", `${A}/tokens`, session(t.create, "token.create")),

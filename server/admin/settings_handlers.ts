@@ -1,6 +1,8 @@
 /**
  * The overview, the read-only settings and the registration settings (spec 8).
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { randomPassword } from "../auth/generate.ts";
 import { VERSION } from "../version.ts";
 import { overviewCounts, registrationSettings } from "../store/queries/admin.ts";
@@ -11,6 +13,15 @@ import { bad, ok, optBool, optString, readJson, requireSome } from "./request.ts
 /** spec 8: `generate: true` makes a 16-character code. */
 const GENERATED_CODE_LENGTH = 16;
 const CODE_RULE = { min: 8, max: 64 };
+
+/** The address a listener really bound (`<data_dir>/<role>.addr`, spec 4.1), "" when unknown. */
+function boundAddress(dataDir: string, role: "listen" | "admin"): string {
+  try {
+    return readFileSync(join(dataDir, `${role}.addr`), "utf8").trim();
+  } catch {
+    return "";
+  }
+}
 
 /** The overview, settings and registration handlers. */
 export function settingsHandlers(d: AdminDeps) {
@@ -38,6 +49,9 @@ export function settingsHandlers(d: AdminDeps) {
     ok(req.ctx, {
       listen: c.listen,
       admin_listen: c.admin_listen,
+      // The real addresses: a configured port 0 becomes the port the system chose.
+      listen_bound: boundAddress(c.data_dir, "listen"),
+      admin_listen_bound: c.admin_listen === "" ? "" : boundAddress(c.data_dir, "admin"),
       tls: {
         enabled: c.tls.cert_file !== "",
         cert_file: c.tls.cert_file,

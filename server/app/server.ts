@@ -37,6 +37,7 @@ import { adminRoutes } from "../admin/routes.ts";
 import { metricsRoutes } from "../metrics/routes.ts";
 import { instrumentRoutes } from "../metrics/instrument.ts";
 import { observeAck, observeDuePush } from "../metrics/metrics.ts";
+import { type MetricsHistory, startMetricsHistory } from "../metrics/history.ts";
 
 /** How often ended lockouts are looked for and logged. */
 const LOCK_SWEEP_MS = 1000;
@@ -59,6 +60,8 @@ export interface RunningServer {
 export interface ServerOptions {
   clock?: () => number;
   pool?: PasswordPool;
+  /** The console's metrics history sampling period (default 10 s). */
+  historyIntervalMs?: number;
 }
 
 /** Raised when `serve` cannot start; the CLI prints the message and exits 1. */
@@ -130,6 +133,7 @@ async function startLocked(
 
   let broker: Broker | null = null;
   let listeners: Listeners | null = null;
+  let history: MetricsHistory | null = null;
   try {
     await writer.run("context.configure", {
       graceMs: config.limits.grace_seconds * 1000,
@@ -186,6 +190,7 @@ async function startLocked(
     });
     app.messaging = messaging;
     app.presence = new Presence(app, mqtt);
+    history = startMetricsHistory(app, { intervalMs: opts.historyIntervalMs });
 
     // spec 4.3, 7.8: ready means a real write and a real read succeed now.
     const readiness = new Readiness(writer, { path, log });
@@ -195,7 +200,7 @@ async function startLocked(
         acceptImpaired: () => listeners?.acceptImpaired() ?? false,
       }),
       ...registrationRoutes(app),
-      ...adminRoutes(app, mqtt),
+      ...adminRoutes(app, mqtt, history),
       ...metricsRoutes(app),
     ];
     const b = broker;
@@ -225,8 +230,10 @@ async function startLocked(
       app,
       mqtt,
       messaging,
+      history,
     );
   } catch (err) {
+    history?.close();
     await listeners?.close();
     await broker?.close();
     await writer.close(0);
@@ -247,6 +254,7 @@ function running(
   app: App,
   mqtt: MqttApp,
   messaging: MessagingRuntime,
+  history: MetricsHistory,
 ): RunningServer {
   let closing: Promise<void> | null = null;
   // Lock ends are logged when they are due, not when someone next asks (issue 18).
@@ -267,6 +275,7 @@ function running(
       // `resp` of every committed request; DISCONNECT 0x8B to MQTT 5 clients; close the rest.
       closing ??= (async () => {
         clearInterval(sweeper);
+        history.close();
         listeners.stopAccepting();
         mqtt.stop();
         messaging.stop();

@@ -39,6 +39,8 @@ export interface TestServerOptions {
   log?: Logger;
   /** The server's argon2 pool; default a pool with {@linkcode TEST_POOL_PARAMS}. */
   pool?: PasswordPool;
+  /** The console's metrics history sampling period (default 10 s). */
+  historyIntervalMs?: number;
 }
 
 /**
@@ -68,7 +70,11 @@ export async function startTestServer(
   db.close();
   const pool = opts.pool ?? new PasswordPool({ params: TEST_POOL_PARAMS });
   const log = opts.log ?? (opts.verbose ? new Logger("debug") : silentLogger);
-  const server = await startServer(config, log, { pool, clock: opts.clock });
+  const server = await startServer(config, log, {
+    pool,
+    clock: opts.clock,
+    historyIntervalMs: opts.historyIntervalMs,
+  });
   const port = server.listeners.listen.port;
   return {
     server,

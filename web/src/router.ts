@@ -8,6 +8,7 @@ import { onUnauthorized } from "./api/http.ts";
 import { useSession } from "./stores/session.ts";
 import ConsoleLayout from "./components/ConsoleLayout.vue";
 import LoginPage from "./pages/LoginPage.vue";
+import { isChunkLoadError, loadFailure } from "./lib/load_failure.ts";
 
 /** A page of the side menu. */
 export interface MenuPage {
@@ -97,15 +98,30 @@ export function createConsoleRouter(pinia: Pinia) {
     return true;
   });
 
-  // spec 8: a 401 on any request means the session ended; go back to login.
-  onUnauthorized(() => {
-    session.forget();
+  // spec 8: a 401 on any request means the session ended. Inside the console the re-login dialog
+  // opens over the page, so nothing typed is lost; giving up goes to the login page.
+  onUnauthorized(async () => {
     const here = router.currentRoute.value;
-    if (here.name === "login") return;
-    void router.replace({
+    if (here.name === "login" || session.me === null) {
+      session.forget();
+      return false;
+    }
+    if (await session.expire()) return true;
+    await router.replace({
       name: "login",
       query: here.fullPath === "/" ? {} : { redirect: here.fullPath },
     });
+    return false;
+  });
+
+  // A page's code is fetched on first use; when that fails (server stopped, network down) the
+  // layout shows the error with a retry instead of a click that silently does nothing.
+  router.onError((err, to) => {
+    if (!isChunkLoadError(err)) throw err;
+    loadFailure.value = { path: to.fullPath, message: String((err as Error).message ?? err) };
+  });
+  router.afterEach((_to, _from, failure) => {
+    if (failure === undefined) loadFailure.value = null;
   });
   return router;
 }

@@ -13,6 +13,7 @@ import type {
   GroupMember,
   Me,
   MessageRecord,
+  MetricsHistory,
   Overview,
   Page,
   Recipient,
@@ -44,6 +45,9 @@ export const session = {
 
 export const overview = () => http.get<Overview>("overview");
 export const settings = () => http.get<Settings>("settings");
+/** The live figures; `since` (Unix ms) asks only for newer samples. */
+export const metricsHistory = (since?: number) =>
+  http.get<MetricsHistory>("metrics/history", { since });
 
 export const tokens = {
   list: (p: PageQuery) => http.get<Page<ApiToken>>("tokens", { ...p }),

@@ -40,13 +40,23 @@ export interface RequestOptions {
    * 401 for a wrong password; they pass false and handle it themselves.
    */
   readonly logoutOn401?: boolean;
+  /** Set on the one repeat after a new login; a second 401 is then final. */
+  readonly retried?: boolean;
 }
 
-let unauthorized: () => void = () => {};
+let unauthorized: () => Promise<boolean> = () => Promise.resolve(false);
 
-/** Sets what happens when a request learns that the session is gone (back to login). */
-export function onUnauthorized(handler: () => void): void {
+/**
+ * Sets what happens when a request learns that the session is gone. The handler resolves true
+ * once the admin has logged in again (the request is repeated) or false when they gave up.
+ */
+export function onUnauthorized(handler: () => Promise<boolean>): void {
   unauthorized = handler;
+}
+
+/** Asks the handler set with {@linkcode onUnauthorized} for a new login. */
+export function sessionExpired(): Promise<boolean> {
+  return unauthorized();
 }
 
 /** Builds `/api/admin/<path>?<query>`. */
@@ -110,7 +120,10 @@ export async function request<T>(
   }
   if (!res.ok) {
     const err = await errorOf(res);
-    if (res.status === 401 && opts.logoutOn401 !== false) unauthorized();
+    // A 401 is answered before anything is done, so repeating the request is safe.
+    if (res.status === 401 && opts.logoutOn401 !== false && opts.retried !== true) {
+      if (await unauthorized()) return request<T>(method, path, { ...opts, retried: true });
+    }
     throw err;
   }
   const env = (await res.json()) as Envelope;

@@ -2,7 +2,7 @@
  * The CSV import with progress (docs/admin-api.md, CSV import): the file goes up as `text/csv`,
  * the answer comes back as NDJSON progress lines ending in one `result` line.
  */
-import { ApiError, apiUrl, changeHeaders, errorOf } from "./http.ts";
+import { ApiError, apiUrl, changeHeaders, errorOf, sessionExpired } from "./http.ts";
 import type { ImportResult } from "./types.ts";
 import { splitLines } from "../lib/ndjson.ts";
 
@@ -20,6 +20,7 @@ export async function importEndpoints(
   csv: Blob,
   onProgress: (done: number, total: number) => void,
   signal?: AbortSignal,
+  retried = false,
 ): Promise<ImportResult> {
   let res: Response;
   try {
@@ -32,7 +33,14 @@ export async function importEndpoints(
   } catch {
     throw new ApiError(0, "network", "无法连接服务器");
   }
-  if (!res.ok) throw await errorOf(res);
+  if (!res.ok) {
+    const err = await errorOf(res);
+    // The session ended: log in again over the dialog, then send the same file once more.
+    if (res.status === 401 && !retried && await sessionExpired()) {
+      return importEndpoints(csv, onProgress, signal, true);
+    }
+    throw err;
+  }
   const type = res.headers.get("Content-Type") ?? "";
   if (!type.includes("ndjson") || res.body === null) {
     // A server that ignored Accept answers once with the plain envelope.

@@ -25,9 +25,43 @@ export interface Overview {
   scheduled_messages: number;
 }
 
+/** The gauges of the metrics history (docs/admin-api.md `GET /api/admin/metrics/history`). */
+export interface HistoryGauges {
+  connections: { ws: number; tcp: number };
+  online: number;
+  pending_deliveries: number;
+  scheduled_messages: number;
+  writer_queue: number;
+}
+
+/** One sample: gauges at `t`, and what happened in the window before it. */
+export interface HistorySample extends HistoryGauges {
+  t: number;
+  window_ms: number;
+  submitted_per_s: number;
+  delivered_per_s: number;
+  outcomes: { accepted: number; expired: number; dropped: number; rejected: number };
+  rejected_by_reason: Record<string, number>;
+  commits: number;
+  commit_ms_avg: number | null;
+  commit_ms_max: number | null;
+  latency_ms_p50: number | null;
+  latency_ms_p99: number | null;
+}
+
+export interface MetricsHistory {
+  interval_ms: number;
+  span_ms: number;
+  now: HistoryGauges & { t: number };
+  samples: HistorySample[];
+}
+
 export interface Settings {
   listen: string;
   admin_listen: string;
+  /** The address really bound (a configured port 0 becomes the chosen one); "" when unknown. */
+  listen_bound: string;
+  admin_listen_bound: string;
   tls: { enabled: boolean; cert_file: string; key_file: string; allow_plaintext: boolean };
   trusted_proxies: string[];
   data_dir: string;

@@ -27,3 +27,34 @@ export function formatDuration(ms: number): string {
   }
   return parts.length === 0 ? "0 秒" : parts.join(" ");
 }
+
+/** Local midnight of the day holding `ms`. */
+export function startOfDay(ms: number): number {
+  const d = new Date(ms);
+  return new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
+}
+
+/**
+ * The time span of a `daterange` pick, as whole local days: from the start of the first day to
+ * the start of the day after the last (the API's `to` is exclusive). One day picked twice is
+ * that whole day.
+ */
+export function dayRange(range: readonly [number, number]): { from: number; to: number } {
+  const last = new Date(startOfDay(range[1]));
+  const next = new Date(last.getFullYear(), last.getMonth(), last.getDate() + 1).getTime();
+  return { from: startOfDay(range[0]), to: next };
+}
+
+/** `YYYY-MM-DD` of the local day holding `ms` (for addresses). */
+export function dayKey(ms: number): string {
+  const d = new Date(ms);
+  return `${pad(d.getFullYear(), 4)}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+}
+
+/** Local midnight of a `YYYY-MM-DD` day; null when `text` is not one. */
+export function parseDayKey(text: string): number | null {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  if (m === null) return null;
+  const d = new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  return d.getMonth() === Number(m[2]) - 1 && d.getDate() === Number(m[3]) ? d.getTime() : null;
+}

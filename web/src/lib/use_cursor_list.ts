@@ -7,6 +7,7 @@ import type { PageQuery } from "../api/admin.ts";
 import type { Page } from "../api/types.ts";
 import { CursorPages } from "./cursor_pages.ts";
 import { describeError } from "./errors.ts";
+import { PAGE_SIZES } from "./query.ts";
 
 /** What the page passes to `n-data-table` and calls on changes. */
 export interface CursorList<T> {
@@ -15,6 +16,7 @@ export interface CursorList<T> {
   /** The last load failure, "" when the last load worked. */
   error: Ref<string>;
   pagination: {
+    size: "small";
     page: number;
     pageSize: number;
     pageCount: number;
@@ -31,21 +33,30 @@ export interface CursorList<T> {
   setPageSize(size: number): Promise<void>;
 }
 
+/** Options of {@linkcode useCursorList}. */
+export interface CursorListOptions {
+  pageSize?: number;
+  /** Called with the page number and size each time a page is shown (to keep it in the address). */
+  onPage?: (page: number, pageSize: number) => void;
+}
+
 /** Binds `load` to page state. `load` gets the cursor and the page size. */
 export function useCursorList<T>(
   load: (p: PageQuery) => Promise<Page<T>>,
-  pageSize = 50,
+  options: CursorListOptions = {},
 ): CursorList<T> {
+  const { pageSize = 50, onPage } = options;
   const pages = new CursorPages();
   const rows = shallowRef<T[]>([]);
   const loading = ref(false);
   const error = ref("");
   const pagination = reactive({
+    size: "small" as const,
     page: 1,
     pageSize,
     pageCount: 1,
     showSizePicker: true,
-    pageSizes: [20, 50, 100, 200],
+    pageSizes: PAGE_SIZES,
     prefix: () => (pages.total === null ? "" : `共 ${pages.total} 条`),
   });
   let latest = 0;
@@ -74,6 +85,7 @@ export function useCursorList<T>(
         pagination.page = at;
         pagination.pageCount = pages.pageCount(pagination.pageSize);
         error.value = "";
+        onPage?.(at, pagination.pageSize);
         return;
       }
     } catch (err) {

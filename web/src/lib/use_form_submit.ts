@@ -32,6 +32,8 @@ export function useFormSubmit(options: FormSubmitOptions = {}): FormSubmit {
     try {
       await formRef.value?.validate();
     } catch {
+      // The fields now show what is wrong; an alert about an earlier attempt would mislead.
+      if (clearError) error.value = "";
       return;
     }
     busy.value = true;

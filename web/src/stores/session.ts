@@ -9,6 +9,10 @@ export const useSession = defineStore("session", () => {
   const me = ref<Me | null>(null);
   /** Whether `me` reflects the server (checked at least once since the last change). */
   const checked = ref(false);
+  /** The session ended under an open page: the re-login dialog is up. */
+  const expired = ref(false);
+  let waiting: Promise<boolean> | null = null;
+  let settle: (again: boolean) => void = () => {};
 
   /** Asks the server who we are; null when not logged in. */
   async function check(): Promise<Me | null> {
@@ -41,5 +45,35 @@ export const useSession = defineStore("session", () => {
     checked.value = true;
   }
 
-  return { me, checked, check, login, logout, forget };
+  /**
+   * The server said the session is gone (it expired, or the admin password was changed
+   * elsewhere). Opens the re-login dialog over the page; resolves true after a new login, false
+   * when the admin gave up. Concurrent callers share one dialog.
+   */
+  function expire(): Promise<boolean> {
+    if (waiting !== null) return waiting;
+    expired.value = true;
+    waiting = new Promise<boolean>((resolve) => (settle = resolve));
+    return waiting;
+  }
+
+  /** Logs in from the re-login dialog; pending requests are then repeated. */
+  async function relogin(password: string): Promise<void> {
+    await login(password);
+    finish(true);
+  }
+
+  /** Closes the re-login dialog without logging in: the session is over. */
+  function abandon(): void {
+    forget();
+    finish(false);
+  }
+
+  function finish(again: boolean): void {
+    expired.value = false;
+    waiting = null;
+    settle(again);
+  }
+
+  return { me, checked, expired, check, login, logout, forget, expire, relogin, abandon };
 });

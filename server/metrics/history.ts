@@ -1,0 +1,213 @@
+/**
+ * A short in-memory history of the server's own figures for the console's live overview
+ * (`GET /api/admin/metrics/history`, docs/admin-api.md). Every `intervalMs` (10 s by default) one
+ * sample is taken; the last hour is kept. Nothing is stored on disk, so a restart starts empty.
+ *
+ * Gauges come from where `/metrics` reads them (the broker, the writer, {@linkcode overviewCounts});
+ * rates and outcomes count the rows that changed during the sample's window on the read
+ * connection: messages by `created_at` (indexed), finished deliveries by `updated_at`. Those
+ * times are read when an op is queued, and the op commits a little later, so each window ends
+ * {@linkcode HISTORY_SETTLE_MS} before the sample is taken: a row is counted once it has committed.
+ */
+import type { App } from "../app/app_context.ts";
+import { prepareCached } from "../store/db.ts";
+import { overviewCounts } from "../store/queries/admin.ts";
+
+/** Default sampling period. */
+export const HISTORY_INTERVAL_MS = 10_000;
+/** How far back the history reaches. */
+export const HISTORY_SPAN_MS = 3_600_000;
+/** How long after its queued time a write is assumed committed (group commits take ms). */
+export const HISTORY_SETTLE_MS = 2_000;
+
+/** The figures that are true at one instant. */
+export interface HistoryGauges {
+  /** MQTT connections by transport. */
+  connections: { ws: number; tcp: number };
+  /** Connections that finished `hello` and are the endpoint's current one. */
+  online: number;
+  pending_deliveries: number;
+  scheduled_messages: number;
+  /** Write ops queued or in flight. */
+  writer_queue: number;
+}
+
+/**
+ * One sample: what happened during the window (`t - window_ms`, `t`], and the gauges read when
+ * the sample was taken (up to {@linkcode HISTORY_SETTLE_MS} after `t`).
+ */
+export interface HistorySample extends HistoryGauges {
+  /** Unix ms: the end of the window. */
+  t: number;
+  window_ms: number;
+  /** Messages accepted from senders per second. */
+  submitted_per_s: number;
+  /** Deliveries acked by their recipient per second. */
+  delivered_per_s: number;
+  /** Deliveries that reached each final state during the window. */
+  outcomes: { accepted: number; expired: number; dropped: number; rejected: number };
+  /** Rejected deliveries by reason (spec 6.4 reasons, e.g. `endpoint_disabled`). */
+  rejected_by_reason: Record<string, number>;
+  /** Group commits in the window, their mean and longest duration (ms; null without commits). */
+  commits: number;
+  commit_ms_avg: number | null;
+  commit_ms_max: number | null;
+  /** Send time to ack of the deliveries accepted in the window (ms; null when none). */
+  latency_ms_p50: number | null;
+  latency_ms_p99: number | null;
+}
+
+/** What the route answers. */
+export interface HistoryView {
+  interval_ms: number;
+  span_ms: number;
+  /** The gauges read now, for the overview's cards. */
+  now: HistoryGauges & { t: number };
+  /** Oldest first; only those newer than `since` when given. */
+  samples: HistorySample[];
+}
+
+/** The sampler of one server. */
+export interface MetricsHistory {
+  /** The samples newer than `since` (all when omitted) and the current gauges. */
+  view(since?: number): HistoryView;
+  /** Takes a sample now (the timer calls this; tests may too). */
+  sample(): HistorySample | null;
+  /** Stops the timer and the writer subscription. */
+  close(): void;
+}
+
+/** Options of {@linkcode startMetricsHistory}. */
+export interface HistoryOptions {
+  intervalMs?: number;
+  spanMs?: number;
+}
+
+const SQL_SUBMITTED = `SELECT count(*) AS n FROM messages WHERE created_at > ? AND created_at <= ?`;
+const SQL_OUTCOMES = `SELECT state, reason, count(*) AS n FROM deliveries
+  WHERE updated_at > ? AND updated_at <= ? AND state <> 'pending' GROUP BY state, reason`;
+const SQL_LATENCY_AT = `SELECT updated_at - send_at AS ms FROM deliveries
+  WHERE state = 'accepted' AND updated_at > ? AND updated_at <= ?
+  ORDER BY ms LIMIT 1 OFFSET ?`;
+
+/** The `q` quantile (0..1) rank among `n` sorted values, nearest-rank. */
+export function quantileRank(n: number, q: number): number {
+  return Math.min(n - 1, Math.max(0, Math.ceil(q * n) - 1));
+}
+
+/** Reads the gauges of `app` now. */
+export function readGauges(app: App): HistoryGauges {
+  let online = 0;
+  for (const conn of app.conns.all()) {
+    if (conn.handshaken && app.conns.isCurrent(conn.endpointId, conn.code)) online++;
+  }
+  const counts = overviewCounts(app.reader);
+  return {
+    connections: { ws: app.broker.clientCount("ws"), tcp: app.broker.clientCount("tcp") },
+    online,
+    pending_deliveries: counts.pending_deliveries,
+    scheduled_messages: counts.scheduled_messages,
+    writer_queue: app.writer.queueLength,
+  };
+}
+
+/**
+ * Starts sampling `app` every `intervalMs`.
+ *
+ * @example
+ * const history = startMetricsHistory(app);
+ * history.view().samples; // the last hour, oldest first
+ * history.close();
+ */
+export function startMetricsHistory(app: App, opts: HistoryOptions = {}): MetricsHistory {
+  const intervalMs = opts.intervalMs ?? HISTORY_INTERVAL_MS;
+  const spanMs = opts.spanMs ?? HISTORY_SPAN_MS;
+  const capacity = Math.max(1, Math.ceil(spanMs / intervalMs));
+  const samples: HistorySample[] = [];
+  let last = app.clock() - HISTORY_SETTLE_MS;
+  let commits = 0;
+  let commitMsSum = 0;
+  let commitMsMax = 0;
+
+  const unsubscribe = app.writer.onCommit((info) => {
+    if (!info.ok) return;
+    commits++;
+    commitMsSum += info.ms;
+    commitMsMax = Math.max(commitMsMax, info.ms);
+  });
+
+  function sample(): HistorySample | null {
+    const t = Math.max(app.clock() - HISTORY_SETTLE_MS, last + 1);
+    const from = last;
+    const windowMs = t - from;
+    let s: HistorySample;
+    try {
+      const db = app.reader;
+      const submitted = Number(
+        (prepareCached(db, SQL_SUBMITTED).get(from, t) as { n: number }).n,
+      );
+      const rows = prepareCached(db, SQL_OUTCOMES).all(from, t) as {
+        state: string;
+        reason: string;
+        n: number;
+      }[];
+      const outcomes = { accepted: 0, expired: 0, dropped: 0, rejected: 0 };
+      const byReason: Record<string, number> = {};
+      for (const r of rows) {
+        const n = Number(r.n);
+        if (r.state in outcomes) outcomes[r.state as keyof typeof outcomes] += n;
+        if (r.state !== "rejected") continue;
+        const reason = r.reason || "other";
+        byReason[reason] = (byReason[reason] ?? 0) + n;
+      }
+      const at = (rank: number) =>
+        (prepareCached(db, SQL_LATENCY_AT).get(from, t, rank) as { ms: number } | undefined)?.ms ??
+          null;
+      const acc = outcomes.accepted;
+      s = {
+        t,
+        window_ms: windowMs,
+        ...readGauges(app),
+        submitted_per_s: submitted / (windowMs / 1000),
+        delivered_per_s: acc / (windowMs / 1000),
+        outcomes,
+        rejected_by_reason: byReason,
+        commits,
+        commit_ms_avg: commits === 0 ? null : commitMsSum / commits,
+        commit_ms_max: commits === 0 ? null : commitMsMax,
+        latency_ms_p50: acc === 0 ? null : at(quantileRank(acc, 0.5)),
+        latency_ms_p99: acc === 0 ? null : at(quantileRank(acc, 0.99)),
+      };
+    } catch (err) {
+      // A closed or failing read connection: skip this sample, /readyz reports the database.
+      app.log.warn("metrics history: sample failed", { error: (err as Error).message });
+      return null;
+    }
+    last = t;
+    commits = 0;
+    commitMsSum = 0;
+    commitMsMax = 0;
+    samples.push(s);
+    if (samples.length > capacity) samples.splice(0, samples.length - capacity);
+    return s;
+  }
+
+  const timer = setInterval(sample, intervalMs);
+  Deno.unrefTimer(timer);
+
+  return {
+    sample,
+    view(since) {
+      return {
+        interval_ms: intervalMs,
+        span_ms: spanMs,
+        now: { t: app.clock(), ...readGauges(app) },
+        samples: since === undefined ? [...samples] : samples.filter((s) => s.t > since),
+      };
+    },
+    close() {
+      clearInterval(timer);
+      unsubscribe();
+    },
+  };
+}
