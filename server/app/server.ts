@@ -139,7 +139,12 @@ export async function startServer(
       ...groupHandlers,
     };
     const mqtt = new MqttApp(app, new LoginService(app), handlers);
-    broker = await createBroker({ maxClients: config.limits.max_clients, log, hooks: mqtt });
+    broker = await createBroker({
+      maxClients: config.limits.max_clients,
+      maxPacketSize: config.limits.max_frame_bytes,
+      log,
+      hooks: mqtt,
+    });
     app.broker = broker;
     const messaging = new MessagingRuntime(app, mqtt, { observeDuePush, observeAck });
     app.messaging = messaging;

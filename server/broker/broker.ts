@@ -17,7 +17,7 @@ import type {
   PublishOutcome,
 } from "./types.ts";
 
-/** Spec 5 MaximumPacketSize, announced in CONNACK and enforced on incoming packets. */
+/** Spec 5 MaximumPacketSize: the default of `BrokerOptions.maxPacketSize`. */
 export const MAX_PACKET_SIZE = 786432;
 
 // MQTT 5 reason codes used here.
@@ -68,6 +68,7 @@ class AedesBroker implements Broker {
   #log: Logger;
   #hooks: BrokerHooks;
   #maxClients: number;
+  #maxPacketSize: number;
   #keepAlive: KeepAliveRange;
   // deno-lint-ignore no-explicit-any
   #aedes: any = null;
@@ -84,12 +85,13 @@ class AedesBroker implements Broker {
     this.#log = opts.log;
     this.#hooks = opts.hooks;
     this.#maxClients = opts.maxClients;
+    this.#maxPacketSize = opts.maxPacketSize ?? MAX_PACKET_SIZE;
     this.#keepAlive = { min: opts.keepAliveMin ?? 10, max: opts.keepAliveMax ?? 600 };
   }
 
   async start(): Promise<unknown> {
     const aedes = await AedesUntyped.createBroker({
-      maximumPacketSize: MAX_PACKET_SIZE,
+      maximumPacketSize: this.#maxPacketSize,
       receiveMaximum: MAX_INFLIGHT,
       topicAliasMaximum: 0,
       preConnect: (c: AedesClient, p: Packet, cb: Callback) => this.#preConnect(c, p, cb),

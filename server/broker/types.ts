@@ -5,6 +5,11 @@ import type { Logger } from "../log/log.ts";
 export interface BrokerOptions {
   /** Most simultaneous clients; beyond it CONNACK 0x89 "server busy" (3.1.1: 3). Spec 5: 2000. */
   readonly maxClients: number;
+  /**
+   * Largest MQTT packet in bytes, announced in CONNACK (MQTT 5 Maximum Packet Size) and enforced
+   * on incoming packets (config `limits.max_frame_bytes`; spec 5: 786432, the default).
+   */
+  readonly maxPacketSize?: number;
   /** Lowest keepalive in seconds; lower requests are raised (spec 5: 10). */
   readonly keepAliveMin?: number;
   /** Highest keepalive in seconds; higher requests (and 0) are lowered (spec 5: 600). */
