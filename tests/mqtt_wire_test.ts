@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { online, TestClient } from "./helpers/client.ts";
 import { startTestServer } from "./helpers/test_server.ts";
-import { RawClient } from "../server/broker/_test_utils.ts";
+import { encode, RawClient } from "../server/broker/_test_utils.ts";
 
 const PW = "device-password-1";
 
@@ -51,3 +51,86 @@ Deno.test("limits.max_frame_bytes is announced in CONNACK and hello, and enforce
     await t.close();
   }
 });
+
+/** The JSON frames a raw client received on its down topic. */
+function framesOf(raw: RawClient): Record<string, unknown>[] {
+  return raw.of("publish").map((p) => JSON.parse(new TextDecoder().decode(p.payload)));
+}
+
+/** A QoS 1 PUBLISH of `frame` to the up topic of `id`. */
+function requestPacket(id: string, messageId: number, frame: Record<string, unknown>) {
+  return {
+    cmd: "publish",
+    topic: `nix/c/${id}/up`,
+    payload: Buffer.from(JSON.stringify({ v: 1, ...frame })),
+    qos: 1,
+    messageId,
+  };
+}
+
+/** SUBSCRIBE down, PUBLISH hello and PUBLISH self.get, without waiting in between. */
+function pipelinedHandshake(id: string) {
+  return [
+    { cmd: "subscribe", messageId: 1, subscriptions: [{ topic: `nix/c/${id}/down`, qos: 1 }] },
+    requestPacket(id, 2, { type: "hello", rid: "h1", client: "raw/0" }),
+    requestPacket(id, 3, { type: "self.get", rid: "s1" }),
+  ];
+}
+
+/** Waits for both answers of {@linkcode pipelinedHandshake} and checks them. */
+async function assertPipelinedAnswers(raw: RawClient, what: string): Promise<void> {
+  await raw.until(() => framesOf(raw).length >= 2 || raw.closed, `two answers (${what})`);
+  assert.equal(raw.closed, false, `${what}: the connection stays open`);
+  const frames = framesOf(raw);
+  assert.deepEqual(frames.map((f) => [f.type, f.rid, f.ok]), [
+    ["resp", "h1", true],
+    ["resp", "s1", true],
+  ], what);
+  assert.deepEqual(raw.of("suback").map((p) => p.granted), [[1]], what);
+  assert.deepEqual(raw.of("puback").map((p) => p.messageId).sort(), [2, 3], what);
+}
+
+for (const transport of ["tcp", "ws"] as const) {
+  Deno.test(`SUBSCRIBE, hello and a request pipelined in one ${transport} write are all answered`, async () => {
+    const t = await startTestServer();
+    try {
+      await t.createEndpoint("dev1", PW);
+      const url = transport === "tcp" ? t.tcpUrl : t.wsUrl;
+      for (let round = 0; round < 5; round++) {
+        const raw = await RawClient.open(url);
+        try {
+          await raw.send(connectPacket("dev1"));
+          await raw.until(() => raw.of("connack").length === 1, "CONNACK");
+          assert.equal(raw.of("connack")[0].reasonCode, 0);
+          await raw.sendBytes(Buffer.concat(pipelinedHandshake("dev1").map((p) => encode(p))));
+          await assertPipelinedAnswers(raw, `round ${round}`);
+        } finally {
+          await raw.close();
+        }
+      }
+    } finally {
+      await t.close();
+    }
+  });
+
+  Deno.test(`CONNECT, SUBSCRIBE, hello and a request in one ${transport} write come online and are answered`, async () => {
+    const t = await startTestServer();
+    try {
+      await t.createEndpoint("dev1", PW);
+      const url = transport === "tcp" ? t.tcpUrl : t.wsUrl;
+      for (let round = 0; round < 5; round++) {
+        const raw = await RawClient.open(url);
+        try {
+          const packets = [connectPacket("dev1"), ...pipelinedHandshake("dev1")];
+          await raw.sendBytes(Buffer.concat(packets.map((p) => encode(p))));
+          await assertPipelinedAnswers(raw, `round ${round}`);
+          assert.equal(raw.of("connack")[0].reasonCode, 0);
+        } finally {
+          await raw.close();
+        }
+      }
+    } finally {
+      await t.close();
+    }
+  });
+}

@@ -36,6 +36,8 @@ type AedesClient = any;
 type Packet = any;
 // deno-lint-ignore no-explicit-any
 type Callback = (...args: any[]) => void;
+/** On a PUBLISH: how many SUBSCRIBEs its connection had read before it. */
+const SUBSCRIBES_BEFORE = Symbol("subscribesBefore");
 // aedes' own typings lag its 2.0 beta API; it is driven untyped, inside this file only.
 // deno-lint-ignore no-explicit-any
 const AedesUntyped: any = Aedes;
@@ -140,10 +142,13 @@ class AedesBroker implements Broker {
     stream.once("close", () => this.#onClose(c));
     c.client = this.#aedes.handle(stream);
     this.#byClient.set(c.client, c);
-    // Inbound taps, ahead of aedes: PUBACKs settle our downlinks; granted QoS is at most 1.
+    // Inbound taps, in arrival order and ahead of aedes: PUBACKs settle our downlinks; granted
+    // QoS is at most 1; each PUBLISH notes the SUBSCRIBEs read before it (see `inOrder`).
     c.client._parser.prependListener("packet", (p: Packet) => {
       if (p.cmd === "puback") c.acked(p.messageId);
+      else if (p.cmd === "publish") p[SUBSCRIBES_BEFORE] = c.subscribesRead;
       else if (p.cmd === "subscribe") {
+        c.subscribeRead();
         for (const s of p.subscriptions) if (s.qos > 1) s.qos = 1;
       }
     });
@@ -250,9 +255,15 @@ class AedesBroker implements Broker {
   // PUBACK once the app took it, so a full queue back-pressures the reader.
   #authorizePublish(client: AedesClient, packet: Packet, cb: Callback): void {
     const c = this.#byClient.get(client);
-    const info = c?.info;
+    if (!c) return cb(new Error("Topic not allowed"));
+    // Packets are handled in arrival order: wait for the SUBSCRIBEs read before this PUBLISH.
+    c.inOrder(packet[SUBSCRIBES_BEFORE] ?? 0, () => this.#admitPublish(c, client, packet, cb));
+  }
+
+  #admitPublish(c: Connection, client: AedesClient, packet: Packet, cb: Callback): void {
+    const info = c.info;
     // MQTT 5: QoS 1 gets PUBACK 0x87, QoS 0 is dropped; 3.1.1: the connection is closed.
-    if (!c || !info || packet.topic !== c.upTopic) return cb(new Error("Topic not allowed"));
+    if (!info || packet.topic !== c.upTopic) return cb(new Error("Topic not allowed"));
     if (info.protocolVersion === 5 && (packet.qos === 2 || packet.retain)) {
       // CONNACK announced Maximum QoS 1 and Retain Available 0 (MQTT 5 §3.2.2.3.4, §3.2.2.3.5).
       packet._notAuthorized = true; // aedes then sends no ack and routes nothing
@@ -296,13 +307,15 @@ class AedesBroker implements Broker {
   }
 
   #onSubscribe(subs: Packet[], client: AedesClient): void {
-    const info = this.#byClient.get(client)?.info;
-    if (!info) return;
+    const c = this.#byClient.get(client);
+    const info = c?.info;
+    if (!c || !info) return;
     for (const s of subs) {
       if (s.qos < 0x80) {
         this.#call("subscribed", () => this.#hooks.subscribed(info.connCode, s.topic));
       }
     }
+    c.subscribeDone();
   }
 
   #onClose(c: Connection): void {

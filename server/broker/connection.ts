@@ -48,6 +48,11 @@ export class Connection {
   #inflightMax = MAX_INFLIGHT;
   #nextId = 1;
   #writesPending = 0;
+  /** SUBSCRIBEs read from the client, and how many of them aedes has finished. */
+  #subscribesRead = 0;
+  #subscribesDone = 0;
+  /** PUBLISHes held until the SUBSCRIBEs read before them are done, in arrival order. */
+  #held: Array<{ readonly after: number; readonly run: () => void }> = [];
 
   constructor(stream: Duplex, transport: "tcp" | "ws", remoteAddress: string, secure: boolean) {
     this.stream = stream;
@@ -93,6 +98,35 @@ export class Connection {
     });
   }
 
+  /** A SUBSCRIBE was read; returns how many have been read so far, this one included. */
+  subscribeRead(): number {
+    return ++this.#subscribesRead;
+  }
+
+  /** How many SUBSCRIBEs have been read so far. */
+  get subscribesRead(): number {
+    return this.#subscribesRead;
+  }
+
+  /** aedes finished a SUBSCRIBE (SUBACK written): release the PUBLISHes that waited for it. */
+  subscribeDone(): void {
+    this.#subscribesDone++;
+    while (this.#held.length > 0 && this.#held[0].after <= this.#subscribesDone) {
+      this.#held.shift()!.run();
+    }
+  }
+
+  /**
+   * Runs `run` for a PUBLISH once the first `after` SUBSCRIBEs (those read before it) are done,
+   * and after every PUBLISH held before it. aedes handles the packets of one read concurrently
+   * and finishes a SUBSCRIBE asynchronously; a pipelined `hello` must still see its
+   * subscription (DESIGN pitfall 10). Runs at once when nothing is pending.
+   */
+  inOrder(after: number, run: () => void): void {
+    if (this.#held.length === 0 && after <= this.#subscribesDone) return run();
+    this.#held.push({ after, run });
+  }
+
   /** A PUBACK arrived for `messageId`. */
   acked(messageId: number): void {
     this.#settle(messageId, "acked");
@@ -101,6 +135,7 @@ export class Connection {
   /** The stream closed: every unacknowledged downlink is dropped. */
   markClosed(): void {
     this.closed = true;
+    this.#held.length = 0;
     const pending = [...this.#inflight.values()];
     this.#inflight.clear();
     for (const resolve of pending) resolve("dropped");
