@@ -65,6 +65,8 @@ export class MqttApp implements BrokerHooks {
   readonly #login: LoginService;
   readonly #handlers: HandlerTable;
   readonly #listeners: ConnListeners[] = [];
+  /** Request handlers running now, pipelined ones included. */
+  readonly #running = new Set<Promise<void>>();
   #stopping = false;
 
   constructor(app: App, login: LoginService, handlers: HandlerTable) {
@@ -74,11 +76,31 @@ export class MqttApp implements BrokerHooks {
   }
 
   /**
-   * Shutdown has begun: connections closing from now on skip their disconnect writes, which the
-   * next start's recovery covers (spec 7.8).
+   * Shutdown has begun (spec 7.8): logins are refused like an internal error (no CONNACK, the
+   * client retries), new request frames are held without PUBACK (the client sends them again
+   * after reconnecting), frames queued but not started are dropped (not committed, so the
+   * client retries them), and connections closing from now on skip their disconnect writes,
+   * which the next start's recovery covers. Requests already running finish; see `settle`.
    */
   stop(): void {
     this.#stopping = true;
+    for (const conn of this.#app.conns.all()) conn.queue?.close();
+  }
+
+  /**
+   * Resolves once every running request has finished and published its `resp` (spec 7.8: the
+   * response of every committed request goes out before the connections close), or after
+   * `timeoutMs`.
+   */
+  async settle(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const expired = new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)));
+    // Bounded: every round waits for the requests running now, which start no new ones.
+    while (this.#running.size > 0 && Date.now() < deadline) {
+      await Promise.race([Promise.allSettled([...this.#running]), expired]);
+    }
+    clearTimeout(timer);
   }
 
   /** Adds life-cycle listeners (push loops, presence). */
@@ -87,6 +109,7 @@ export class MqttApp implements BrokerHooks {
   }
 
   authenticate(info: ConnectInfo): Promise<AuthResult> {
+    if (this.#stopping) return Promise.resolve({ ok: false, reason: "error" });
     return this.#login.authenticate(info);
   }
 
@@ -129,6 +152,8 @@ export class MqttApp implements BrokerHooks {
   message(connCode: string, payload: Uint8Array): Promise<void> {
     const conn = this.#app.conns.get(connCode);
     if (!conn || conn.closed || !conn.queue) return Promise.resolve();
+    // Never settles: no PUBACK, and the connection closes soon.
+    if (this.#stopping) return new Promise(() => {});
     return conn.queue.push(payload);
   }
 
@@ -240,6 +265,8 @@ export class MqttApp implements BrokerHooks {
       return;
     }
     const run = this.#run(conn, frame, handler);
+    this.#running.add(run);
+    run.catch(() => {}).finally(() => this.#running.delete(run));
     if (PIPELINED.has(frame.type)) {
       // `ack` and `receipt_ack` only queue one writer op each, in arrival order (the writer is
       // FIFO). Letting the next frame start before this commit lands keeps a device acking a

@@ -38,6 +38,8 @@ import { observeAck, observeDuePush } from "../metrics/metrics.ts";
 
 /** How often ended lockouts are looked for and logged. */
 const LOCK_SWEEP_MS = 1000;
+/** How long shutdown waits for running requests to publish their responses after the drain. */
+const SETTLE_MS = 5000;
 
 /** A running NixMsg server: the listeners, the writer and the read connection. */
 export interface RunningServer {
@@ -221,14 +223,17 @@ function running(
     mqtt,
     messaging,
     close() {
-      // spec 7.8: stop accepting, let queued writes commit (bounded), then drop connections.
+      // spec 7.8, in this order: stop accepting; let queued writes commit (bounded); send the
+      // `resp` of every committed request; DISCONNECT 0x8B to MQTT 5 clients; close the rest.
       closing ??= (async () => {
         clearInterval(sweeper);
-        await listeners.close();
+        listeners.stopAccepting();
         mqtt.stop();
         messaging.stop();
         await writer.close(config.timeouts.shutdown_drain_seconds * 1000);
+        await mqtt.settle(SETTLE_MS);
         await broker.close();
+        await listeners.close();
         await checkpointer.close();
         reader.close();
         log.info("nixmsg stopped");

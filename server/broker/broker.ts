@@ -4,7 +4,7 @@ import { Aedes } from "aedes";
 import type { MqttConn } from "../net/types.ts";
 import type { Logger } from "../log/log.ts";
 import { wsToStream } from "../net/ws_stream.ts";
-import { setConnackExtras } from "./codec.ts";
+import { encodeDisconnect, setConnackExtras } from "./codec.ts";
 import { type KeepAliveRange, prepareConnect } from "./connect.ts";
 import { Connection, MAX_INFLIGHT } from "./connection.ts";
 import { patchRead } from "./read_patch.ts";
@@ -16,6 +16,9 @@ import type {
   ConnectInfo,
   PublishOutcome,
 } from "./types.ts";
+
+/** How long `close` lets clients take their last packets and hang up before it cuts them off. */
+const FAREWELL_MS = 3000;
 
 /** Spec 5 MaximumPacketSize: the default of `BrokerOptions.maxPacketSize`. */
 export const MAX_PACKET_SIZE = 786432;
@@ -178,7 +181,15 @@ class AedesBroker implements Broker {
   }
 
   async #close(): Promise<void> {
-    for (const c of this.#all) c.client.disconnect({ reasonCode: SERVER_SHUTTING_DOWN });
+    // Spec 7.8: what is already written (the last responses) leaves first, then MQTT 5 clients
+    // get DISCONNECT 0x8B; each stream is ended, not destroyed, so no byte is dropped.
+    const goodbye = encodeDisconnect(SERVER_SHUTTING_DOWN);
+    await Promise.all([...this.#all].map((c) => {
+      const v5 = c.connected && c.facts?.protocolVersion === 5 && !c.client.closed;
+      if (v5) c.client.disconnectReasonCode = SERVER_SHUTTING_DOWN;
+      return c.farewell(v5 ? goodbye : null, FAREWELL_MS);
+    }));
+    for (const c of this.#all) c.client.close();
     await new Promise<void>((resolve) => this.#aedes.close(() => resolve()));
     await Promise.all([...this.#all].map((c) => c.done));
   }
@@ -226,7 +237,7 @@ class AedesBroker implements Broker {
       result = { ok: false, reason: "error" };
     }
     if (client.closed) return cb(new Error("Connection closed"), false);
-    if (!result.ok && result.reason === "error") {
+    if (this.#closing || (!result.ok && result.reason === "error")) {
       // Spec 5: an internal failure sends no CONNACK; the client retries like a network fault.
       client.close();
       return cb(new Error("Authentication failed internally"), false);

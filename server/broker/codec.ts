@@ -65,6 +65,12 @@ export function publishWireSize(
   return 1 + lengthBytes + remaining;
 }
 
+/** Encode an MQTT 5 DISCONNECT with `reasonCode`. */
+export function encodeDisconnect(reasonCode: number): Buffer {
+  // deno-lint-ignore no-explicit-any
+  return (mqttPacket as any).generate({ cmd: "disconnect", reasonCode }, { protocolVersion: 5 });
+}
+
 /** Encode one PUBLISH into a single buffer, so it leaves as one write (one WebSocket frame). */
 export function encodePublish(
   topic: string,

@@ -127,6 +127,21 @@ export class Connection {
     this.#held.push({ after, run });
   }
 
+  /**
+   * Ends the connection gracefully: writes `last` (if any) after everything already queued,
+   * ends the stream, and resolves once the stream has closed, normally when the peer closed its
+   * side, or after `waitMs`. `destroy` would drop bytes not yet flushed.
+   */
+  async farewell(last: Uint8Array | null, waitMs: number): Promise<void> {
+    const stream = this.stream;
+    if (this.closed || stream.destroyed) return;
+    if (last && stream.writable) stream.write(last);
+    if (stream.writable) stream.end();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([this.done, new Promise((r) => (timer = setTimeout(r, waitMs)))]);
+    clearTimeout(timer);
+  }
+
   /** A PUBACK arrived for `messageId`. */
   acked(messageId: number): void {
     this.#settle(messageId, "acked");

@@ -39,6 +39,11 @@ export interface Listeners {
   readonly admin: HostPort | null;
   /** Reloads the certificate files now, changed or not; a failure keeps the old pair (logged). */
   reloadTlsNow(): Promise<void>;
+  /**
+   * Stops accepting new connections; open ones stay (spec 7.8: the first step of a shutdown, so
+   * that responses can still leave before the connections are closed).
+   */
+  stopAccepting(): void;
   /** Stops accepting, destroys every open connection and stops the timers. */
   close(): Promise<void>;
 }
@@ -182,9 +187,14 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
 
   const split = config.admin_listen !== "";
   const endpoints: Endpoint[] = [];
+  // `server.close` calls back only once every accepted connection has ended.
+  const closing: Promise<void>[] = [];
+  const stopAccepting = () => {
+    for (const e of endpoints) if (e.server.listening) closing.push(closeServer(e.server));
+  };
   const close = async () => {
     certs?.close();
-    const closing = endpoints.map((e) => closeServer(e.server));
+    stopAccepting();
     for (const stream of sh.open) stream.destroy();
     sh.open.clear();
     await Promise.all(closing);
@@ -209,6 +219,7 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
     reloadTlsNow: async () => {
       await certs?.reload();
     },
+    stopAccepting,
     close,
   };
 }
