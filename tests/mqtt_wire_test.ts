@@ -2,7 +2,7 @@
 // configured packet limit, pipelined packets, protocol errors and refused topics.
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { online, TestClient } from "./helpers/client.ts";
+import { online } from "./helpers/client.ts";
 import { startTestServer } from "./helpers/test_server.ts";
 import { encode, RawClient } from "../server/broker/_test_utils.ts";
 
@@ -134,3 +134,31 @@ for (const transport of ["tcp", "ws"] as const) {
     }
   });
 }
+
+Deno.test("a refused SUBSCRIBE or PUBLISH gets the obscured 0x80, not 0x87, and no reason string", async () => {
+  const t = await startTestServer();
+  try {
+    await t.createEndpoint("dev1", PW);
+    const raw = await RawClient.open(t.tcpUrl);
+    try {
+      await raw.send(connectPacket("dev1"));
+      await raw.until(() => raw.of("connack").length === 1, "CONNACK");
+      await raw.send({
+        cmd: "subscribe",
+        messageId: 1,
+        subscriptions: [{ topic: "nix/c/dev2/down", qos: 1 }, { topic: "nix/c/dev1/down", qos: 1 }],
+      });
+      await raw.send(requestPacket("dev2", 2, { type: "self.get", rid: "x1" }));
+      await raw.until(() => raw.of("suback").length + raw.of("puback").length === 2, "acks");
+      assert.deepEqual(raw.of("suback").map((p) => p.granted), [[0x80, 1]]);
+      const [puback] = raw.of("puback");
+      assert.equal(puback.reasonCode, 0x80);
+      assert.equal(puback.properties?.reasonString, undefined);
+      assert.equal(raw.closed, false);
+    } finally {
+      await raw.close();
+    }
+  } finally {
+    await t.close();
+  }
+});

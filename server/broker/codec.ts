@@ -3,7 +3,7 @@ import { Buffer } from "node:buffer";
 // locked at 9.0.2). Move it to a bare specifier once deno.json `imports` lists it.
 import mqttPacket from "mqtt-packet";
 
-/** What to add to the CONNACK written on one stream. */
+/** What to add to the CONNACK written on one stream (its refusals are obscured too). */
 export interface ConnackExtras {
   /** Merged into the properties of a successful MQTT 5 CONNACK. */
   properties?: Record<string, unknown>;
@@ -15,12 +15,13 @@ const extrasByStream = new WeakMap<object, ConnackExtras>();
 let installed = false;
 
 /**
- * Let the broker adapter amend the CONNACK aedes writes on `stream`.
+ * Let the broker adapter amend the CONNACK aedes writes on `stream`, and obscure "not authorized"
+ * in its SUBACKs and PUBACKs (MQTT 5).
  *
  * aedes builds the MQTT 5 CONNACK properties itself and offers no hook to add Maximum QoS,
  * Retain Available or Wildcard Subscription Available (spec 5), nor to answer 0x89 "server
  * busy". We wrap mqtt-packet's `writeToStream`, which aedes looks up on every write, and touch
- * only CONNACKs written to streams registered here. MQTT.js shares the module and is unaffected.
+ * only packets written to streams registered here. MQTT.js shares the module and is unaffected.
  */
 export function setConnackExtras(stream: object, extras: ConnackExtras): void {
   install();
@@ -35,21 +36,45 @@ function install(): void {
   const write = codec.writeToStream;
   // deno-lint-ignore no-explicit-any
   const patched = (packet: any, stream: any, opts: any): boolean => {
-    if (packet.cmd === "connack" && opts?.protocolVersion === 5) {
+    if (opts?.protocolVersion === 5) {
       const extras = extrasByStream.get(stream);
-      if (extras) {
-        if (packet.reasonCode === 0) {
-          packet.properties = { ...packet.properties, ...extras.properties };
-        } else if (extras.failureReasonCode !== undefined) {
-          packet.reasonCode = extras.failureReasonCode;
-        }
-      }
+      if (extras) amend(packet, extras);
     }
     return write(packet, stream, opts);
   };
   // Keep `cacheNumbers` and any other statics reachable through the wrapper.
   Object.setPrototypeOf(patched, write);
   codec.writeToStream = patched;
+}
+
+/** MQTT 5 reason codes: "Not authorized", and the "Unspecified error" that stands in for it. */
+const NOT_AUTHORIZED = 0x87;
+const UNSPECIFIED_ERROR = 0x80;
+
+// deno-lint-ignore no-explicit-any
+function amend(packet: any, extras: ConnackExtras): void {
+  switch (packet.cmd) {
+    case "connack":
+      if (packet.reasonCode === 0) {
+        packet.properties = { ...packet.properties, ...extras.properties };
+      } else if (extras.failureReasonCode !== undefined) {
+        packet.reasonCode = extras.failureReasonCode;
+      }
+      break;
+    // Spec 5 Compatibilities.ObscureNotAuthorized: a refused topic is not confirmed as "not
+    // authorized" (0x87) but reported as an unspecified error (0x80), without a reason string.
+    case "suback":
+      packet.granted = packet.granted.map((g: number) =>
+        g === NOT_AUTHORIZED ? UNSPECIFIED_ERROR : g
+      );
+      break;
+    case "puback":
+      if (packet.reasonCode === NOT_AUTHORIZED) {
+        packet.reasonCode = UNSPECIFIED_ERROR;
+        packet.properties = undefined;
+      }
+      break;
+  }
 }
 
 /** The bytes a PUBLISH occupies on the wire (MQTT 5 with an empty property block). */
