@@ -162,3 +162,29 @@ Deno.test("a refused SUBSCRIBE or PUBLISH gets the obscured 0x80, not 0x87, and 
     await t.close();
   }
 });
+
+for (const protocolVersion of [5, 4]) {
+  Deno.test(`a QoS 1 PUBLISH with packet id 0 closes the MQTT ${protocolVersion} connection unanswered`, async () => {
+    const t = await startTestServer();
+    try {
+      await t.createEndpoint("dev1", PW);
+      const raw = await RawClient.open(t.tcpUrl, protocolVersion);
+      try {
+        await raw.send({ ...connectPacket("dev1"), protocolVersion }, protocolVersion);
+        for (const p of pipelinedHandshake("dev1")) await raw.send(p, protocolVersion);
+        await raw.until(() => framesOf(raw).length === 2, "hello and self.get answered");
+        // [MQTT-2.2.1-3] QoS > 0 needs a non-zero packet identifier.
+        await raw.send(requestPacket("dev1", 0, { type: "self.get", rid: "bad" }), protocolVersion);
+        await raw.until(() => raw.closed, "close");
+        assert.deepEqual(framesOf(raw).map((f) => f.rid), ["h1", "s1"], "no answer to id 0");
+        assert.deepEqual(raw.of("puback").map((p) => p.messageId).sort(), [2, 3]);
+        const reasons = raw.of("disconnect").map((p) => p.reasonCode);
+        assert.deepEqual(reasons, protocolVersion === 5 ? [0x82] : []);
+      } finally {
+        await raw.close();
+      }
+    } finally {
+      await t.close();
+    }
+  });
+}

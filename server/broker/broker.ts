@@ -24,6 +24,7 @@ const FAREWELL_MS = 3000;
 export const MAX_PACKET_SIZE = 786432;
 
 // MQTT 5 reason codes used here.
+const PROTOCOL_ERROR = 0x82;
 const SERVER_BUSY = 0x89;
 const SERVER_SHUTTING_DOWN = 0x8b;
 const SESSION_TAKEN_OVER = 0x8e;
@@ -274,6 +275,13 @@ class AedesBroker implements Broker {
   #admitPublish(c: Connection, client: AedesClient, packet: Packet, cb: Callback): void {
     const info = c.info;
     // MQTT 5: QoS 1 gets PUBACK 0x87, QoS 0 is dropped; 3.1.1: the connection is closed.
+    if (packet.qos > 0 && !packet.messageId) {
+      // [MQTT-2.2.1-3] a QoS 1 or 2 PUBLISH needs a non-zero packet identifier: protocol error.
+      this.#log.debug("MQTT protocol error: packet id 0", { conn: info?.connCode });
+      packet._notAuthorized = true; // aedes then sends no ack and routes nothing
+      client.disconnect({ reasonCode: PROTOCOL_ERROR }, () => cb(null));
+      return;
+    }
     if (!info || packet.topic !== c.upTopic) return cb(new Error("Topic not allowed"));
     if (info.protocolVersion === 5 && (packet.qos === 2 || packet.retain)) {
       // CONNACK announced Maximum QoS 1 and Retain Available 0 (MQTT 5 §3.2.2.3.4, §3.2.2.3.5).
