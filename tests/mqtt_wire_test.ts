@@ -188,3 +188,33 @@ for (const protocolVersion of [5, 4]) {
     }
   });
 }
+
+Deno.test("a password login whose connection closes before it is ready leaves no token grant behind", async () => {
+  const t = await startTestServer();
+  try {
+    await t.createEndpoint("dev1", PW);
+    const reader = t.server.app.reader;
+    const tokens = new Set<string>();
+    let onIssued!: () => void;
+    const committed = new Promise<void>((r) => (onIssued = r));
+    const off = t.server.writer.onCommit(() => {
+      const row = reader.prepare("SELECT session_hash FROM endpoints WHERE id = 'dev1'").get();
+      if (row?.session_hash) tokens.add(String(row.session_hash));
+      if (tokens.size === 2) onIssued();
+    });
+    for (const transport of ["tcp", "ws"] as const) {
+      const raw = await RawClient.open(transport === "tcp" ? t.tcpUrl : t.wsUrl);
+      // The CONNECT, then at once the close: the server is still hashing the password.
+      await raw.send(connectPacket("dev1"));
+      await raw.close();
+    }
+    await committed; // both logins committed a new token, so each made a grant
+    off();
+    // The login's last steps run in the same turn as the commit's answer; let them finish.
+    await t.server.writer.run("settings.set", { key: "probe", value: "1" });
+    assert.equal(t.server.mqtt.pendingLogins, 0);
+    assert.equal(t.server.app.conns.size, 0, "no connection came online");
+  } finally {
+    await t.close();
+  }
+});

@@ -46,6 +46,11 @@ export class LoginService {
     this.#pending.delete(connCode);
   }
 
+  /** Grants not yet taken or dropped. */
+  get pendingCount(): number {
+    return this.#pending.size;
+  }
+
   async authenticate(info: ConnectInfo): Promise<AuthResult> {
     const { clientId, username, password } = info;
     // spec 5: ClientID = Username = endpoint id.

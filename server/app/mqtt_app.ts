@@ -157,6 +157,16 @@ export class MqttApp implements BrokerHooks {
     return conn.queue.push(payload);
   }
 
+  abandoned(connCode: string): void {
+    // A login that passed but never became a connection leaves no token grant behind.
+    this.#login.drop(connCode);
+  }
+
+  /** Logins that passed and wait for their connection to become ready (grants in memory). */
+  get pendingLogins(): number {
+    return this.#login.pendingCount;
+  }
+
   disconnected(connCode: string, _clientId: string): void {
     const app = this.#app;
     this.#login.drop(connCode);

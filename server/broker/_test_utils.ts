@@ -51,6 +51,7 @@ export class HookLog extends Waiter {
   subscribed: Array<{ connCode: string; topic: string }> = [];
   messages: Array<{ connCode: string; text: string }> = [];
   disconnected: Array<{ connCode: string; clientId: string }> = [];
+  abandoned: string[] = [];
 
   hooks = {
     authenticate: (info: ConnectInfo) => {
@@ -73,6 +74,10 @@ export class HookLog extends Waiter {
     },
     disconnected: (connCode: string, clientId: string) => {
       this.disconnected.push({ connCode, clientId });
+      this.notify();
+    },
+    abandoned: (connCode: string) => {
+      this.abandoned.push(connCode);
       this.notify();
     },
   };

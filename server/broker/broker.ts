@@ -230,6 +230,7 @@ class AedesBroker implements Broker {
       secure: c.secure,
     };
     c.info = info;
+    c.authenticating = true;
     let result: AuthResult;
     try {
       result = await this.#hooks.authenticate(info);
@@ -237,6 +238,8 @@ class AedesBroker implements Broker {
       this.#log.error("MQTT authenticate hook failed", { conn: info.connCode, error: String(err) });
       result = { ok: false, reason: "error" };
     }
+    c.authenticating = false;
+    this.#abandonIfGone(c);
     if (client.closed) return cb(new Error("Connection closed"), false);
     if (this.#closing || (!result.ok && result.reason === "error")) {
       // Spec 5: an internal failure sends no CONNACK; the client retries like a network fault.
@@ -344,10 +347,18 @@ class AedesBroker implements Broker {
     const info = c.info;
     if (!info) return;
     this.#byCode.delete(info.connCode);
-    if (!c.connected) return;
+    if (!c.connected) return this.#abandonIfGone(c);
     this.#counts[c.transport]--;
     if (this.#current.get(info.clientId) === c) this.#current.delete(info.clientId);
     this.#call("disconnected", () => this.#hooks.disconnected(info.connCode, info.clientId));
+  }
+
+  /** Fires `abandoned` once for a closed connection that authenticated but never connected. */
+  #abandonIfGone(c: Connection): void {
+    const info = c.info;
+    if (!info || !c.closed || c.connected || c.authenticating || c.abandoned) return;
+    c.abandoned = true;
+    this.#call("abandoned", () => this.#hooks.abandoned(info.connCode));
   }
 
   #call(hook: string, fn: () => void): void {

@@ -39,6 +39,10 @@ export class Connection {
   admitted = false;
   /** The `connected` hook fired; `disconnected` is owed. */
   connected = false;
+  /** The `authenticate` hook has been called and has not settled yet. */
+  authenticating = false;
+  /** The `abandoned` hook fired. */
+  abandoned = false;
   closed = false;
   /** Resolves when the stream has closed. */
   readonly done: Promise<void>;

@@ -61,6 +61,11 @@ export interface BrokerHooks {
   message(connCode: string, payload: Uint8Array): Promise<void> | void;
   /** Once for every connection that was `connected`, including taken-over ones. */
   disconnected(connCode: string, clientId: string): void;
+  /**
+   * Once for every connection that `authenticate` was asked about and that closed without ever
+   * being `connected` (refused, or gone before it was ready), after `authenticate` settled.
+   */
+  abandoned(connCode: string): void;
 }
 
 /** The fate of one {@linkcode Broker.publish}. */

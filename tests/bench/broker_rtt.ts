@@ -35,6 +35,7 @@ const broker: Broker = await createBroker({
       void broker.publish(connCode, payload, 1);
     },
     disconnected: () => {},
+    abandoned: () => {},
   },
 });
 
