@@ -196,3 +196,22 @@ Deno.test("the directory matches an id prefix or a name substring in any case, p
     );
   });
 });
+
+Deno.test("a takeover is not reported to watchers: the endpoint stayed online", async () => {
+  await withServer(async (t, keep) => {
+    for (const id of ["w", "p", "q"]) await t.createEndpoint(id, PW);
+    const w = keep((await online(t.wsUrl, "w", PW)).client);
+    data(await w.request({ type: "presence.watch", ids: ["p", "q"] }));
+    const first = keep((await online(t.tcpUrl, "p", PW)).client);
+    await w.waitFrame(isPresence("p", true), "p online");
+    for (const url of [t.wsUrl, t.tcpUrl]) {
+      const next = keep((await online(url, "p", PW)).client);
+      assert.equal(next.connected, true);
+    }
+    await first.until(() => first.closed, "the first connection taken over");
+    // q coming online is written after anything the takeovers caused.
+    keep((await online(t.wsUrl, "q", PW)).client);
+    await w.waitFrame(isPresence("q", true), "q online");
+    assert.deepEqual(presenceOf(w, "p").map((f) => f.online), [true], "one online, no repeat");
+  });
+});

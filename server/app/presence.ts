@@ -21,15 +21,28 @@ export class Presence {
   #watches = new Map<string, Watch>();
   #byId = new Map<string, Set<string>>();
   #all = new Set<string>();
+  /**
+   * Endpoints last announced online. A takeover's handshake finds its endpoint here and is not
+   * announced again: the endpoint stayed online (spec 5: the old connection's end is no offline).
+   */
+  #announced = new Set<string>();
 
   constructor(app: App, mqtt: MqttApp) {
     this.#app = app;
     this.#mqtt = mqtt;
     mqtt.listen({
-      handshaken: (conn) => this.#notify(conn.endpointId, true),
+      handshaken: (conn) => {
+        if (this.#announced.has(conn.endpointId)) return;
+        this.#announced.add(conn.endpointId);
+        this.#notify(conn.endpointId, true);
+      },
       gone: (conn, wasCurrent) => {
         this.unwatch(conn.code);
-        if (wasCurrent && !this.isOnline(conn.endpointId)) this.#notify(conn.endpointId, false);
+        const id = conn.endpointId;
+        // Only an endpoint announced online is announced offline.
+        if (wasCurrent && !this.isOnline(id) && this.#announced.delete(id)) {
+          this.#notify(id, false);
+        }
       },
     });
   }
