@@ -14,6 +14,8 @@ Deno.test("the compose file matches spec 11.4", async () => {
   };
   const svc = doc.services.nixmsg;
   assert.deepEqual(svc.command, ["serve"]);
+  // Longer than timeouts.shutdown_drain_seconds (10) plus the last responses and goodbyes.
+  assert.equal(svc.stop_grace_period, "30s");
   assert.deepEqual(svc.environment, { NIXMSG_CONFIG: "/etc/nixmsg/config.yaml" });
   assert.ok((svc.ports as string[]).includes("7443:7443"));
   assert.ok((svc.volumes as string[]).includes("./data:/data"));
