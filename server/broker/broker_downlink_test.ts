@@ -164,3 +164,34 @@ Deno.test("close disconnects every client with 0x8B and fires disconnected", asy
     await t.close();
   }
 });
+
+for (const transport of transports) {
+  Deno.test(`close delivers every downlink already written before 0x8B over ${transport}`, async () => {
+    const t = await startBroker();
+    const raw = await RawClient.open(t.url(transport));
+    try {
+      await raw.send({
+        cmd: "connect",
+        protocolVersion: 5,
+        clientId: "dev1",
+        username: "dev1",
+        password: PASSWORD,
+      });
+      await raw.until(() => raw.of("connack").length === 1, "CONNACK");
+      await t.log.until(() => t.log.connected.length === 1);
+      const code = t.log.codeOf("dev1");
+      // About 10 MB queued at once: far more than one socket write takes.
+      const body = new Uint8Array(20_000).fill(0x61);
+      const sent = Array.from({ length: 500 }, () => t.broker.publish(code, body, 0));
+      await t.broker.close();
+      await Promise.all(sent);
+      await raw.until(() => raw.closed, "close");
+      assert.equal(raw.of("publish").length, 500, "every downlink arrived");
+      assert.deepEqual(raw.packets.at(-1)?.cmd, "disconnect");
+      assert.equal(raw.packets.at(-1)?.reasonCode, 0x8b);
+    } finally {
+      await raw.close();
+      await t.close();
+    }
+  });
+}
