@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { once } from "node:events";
 import net from "node:net";
 import type { IConnackPacket, IDisconnectPacket } from "mqtt";
-import { client, end, event, PASSWORD, received, startBroker } from "./_test_utils.ts";
+import { client, encode, end, event, PASSWORD, received, startBroker } from "./_test_utils.ts";
 import { MAX_PACKET_SIZE } from "./broker.ts";
 
 const transports = ["tcp", "ws"] as const;
@@ -244,5 +244,47 @@ Deno.test("a TCP socket handed over after sniffing (first chunk unshifted) is se
     await end(c);
     await t.close();
     await new Promise((r) => sniffer.close(r));
+  }
+});
+
+Deno.test("a login that never becomes connected fires abandoned once, after authenticate settled", async () => {
+  const t = await startBroker();
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  t.log.auth = async (info) => {
+    if (info.clientId === "slow") await held;
+    return info.password === PASSWORD ? { ok: true } : { ok: false, reason: "bad_credentials" };
+  };
+  try {
+    // Refused: abandoned once the connection has closed.
+    const bad = client(t.url("tcp"), "dev1", { password: "wrong" });
+    await event(bad, "error");
+    await end(bad);
+    await t.log.until(() => t.log.abandoned.length === 1, "abandoned after a refusal");
+
+    // Gone while authenticate runs (CONNECT and FIN in one go): abandoned only after the hook
+    // has settled.
+    const socket = net.connect(Number(new URL(t.url("tcp")).port), "127.0.0.1");
+    socket.on("error", () => {});
+    await once(socket, "connect");
+    const closed = once(socket, "close");
+    socket.end(encode({
+      cmd: "connect",
+      protocolVersion: 5,
+      clientId: "slow",
+      username: "slow",
+      password: PASSWORD,
+    }));
+    await closed;
+    await t.log.until(() => t.log.authenticated.some((i) => i.clientId === "slow"));
+    assert.equal(t.log.abandoned.length, 1, "not before authenticate settled");
+    release();
+    await t.log.until(() => t.log.abandoned.length === 2, "abandoned after the slow login");
+    const slowCode = t.log.authenticated.find((i) => i.clientId === "slow")!.connCode;
+    assert.equal(t.log.abandoned[1], slowCode);
+    assert.equal(t.log.connected.length, 0);
+    assert.equal(t.log.disconnected.length, 0);
+  } finally {
+    await t.close();
   }
 });
