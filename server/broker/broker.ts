@@ -277,7 +277,8 @@ class AedesBroker implements Broker {
 
   #admitPublish(c: Connection, client: AedesClient, packet: Packet, cb: Callback): void {
     const info = c.info;
-    // MQTT 5: QoS 1 gets PUBACK 0x87, QoS 0 is dropped; 3.1.1: the connection is closed.
+    // A foreign topic, MQTT 5: QoS 1 gets PUBACK 0x87, written as 0x80 (codec.ts), and QoS 0
+    // is dropped; 3.1.1: the connection is closed.
     if (packet.qos > 0 && !packet.messageId) {
       // [MQTT-2.2.1-3] a QoS 1 or 2 PUBLISH needs a non-zero packet identifier: protocol error.
       this.#log.debug("MQTT protocol error: packet id 0", { conn: info?.connCode });
@@ -330,10 +331,10 @@ class AedesBroker implements Broker {
 
   #onSubscribe(subs: Packet[], client: AedesClient): void {
     const c = this.#byClient.get(client);
-    const info = c?.info;
-    if (!c || !info) return;
+    if (!c) return;
+    const info = c.info;
     for (const s of subs) {
-      if (s.qos < 0x80) {
+      if (info && s.qos < 0x80) {
         this.#call("subscribed", () => this.#hooks.subscribed(info.connCode, s.topic));
       }
     }
@@ -378,7 +379,7 @@ class AedesBroker implements Broker {
 /**
  * Spec 5/12 OnACLCheck: only the own down topic, and never as a wildcard filter (wildcard
  * subscriptions are not available, even for a ClientID that contains `+`). Refused topics get
- * SUBACK 0x87 (MQTT 5) or 0x80 (3.1.1) from aedes.
+ * SUBACK 0x80 (aedes' MQTT 5 0x87 is obscured in codec.ts; 3.1.1 has only 0x80).
  */
 function maySubscribe(c: Connection | undefined, topic: string): boolean {
   return c !== undefined && c.info !== null && topic === c.downTopic && !/[+#]/.test(topic);
