@@ -1,23 +1,35 @@
 /**
- * A bounded FIFO worked by one consumer at a time (spec 5: each endpoint's requests are handled
- * serially; a full queue of 256 back-pressures the MQTT read loop and never drops a frame).
+ * What `start` hands back for one item: nothing when the item is complete already, or the
+ * promise of its completion when later items may start before it completes (wrapped, since an
+ * async function would otherwise adopt it and wait).
+ */
+export type Started = { done: Promise<void> } | void;
+
+/**
+ * A bounded FIFO whose items are started strictly one after another, in push order (spec 5: each
+ * endpoint's requests are taken in arrival order). `start(item)` resolves once the next item may
+ * start; it may hand back the item's completion, so several items can be in flight (a request
+ * whose writer op is queued waits for its COMMIT while the next one starts). Items waiting plus
+ * items in flight are bounded by the capacity (256): a full queue back-pressures the MQTT read
+ * loop and never drops a frame.
  */
 export class SerialQueue<T> {
   #items: T[] = [];
   #capacity: number;
-  #work: (item: T) => Promise<void>;
+  #start: (item: T) => Promise<Started>;
+  #inFlight = 0;
   #running = false;
   #waiters: (() => void)[] = [];
   #closed = false;
 
-  constructor(capacity: number, work: (item: T) => Promise<void>) {
+  constructor(capacity: number, start: (item: T) => Promise<Started>) {
     this.#capacity = capacity;
-    this.#work = work;
+    this.#start = start;
   }
 
-  /** Items waiting or in progress. */
+  /** Items waiting, being started or in flight. */
   get length(): number {
-    return this.#items.length;
+    return this.#items.length + this.#inFlight;
   }
 
   /**
@@ -28,11 +40,11 @@ export class SerialQueue<T> {
     if (this.#closed) return Promise.resolve();
     this.#items.push(item);
     this.#run();
-    if (this.#items.length < this.#capacity) return Promise.resolve();
+    if (this.length < this.#capacity) return Promise.resolve();
     return new Promise((resolve) => this.#waiters.push(resolve));
   }
 
-  /** Drops everything still queued; the item in progress finishes. */
+  /** Drops everything still waiting; items started already finish. */
   close(): void {
     this.#closed = true;
     this.#items.length = 0;
@@ -44,17 +56,24 @@ export class SerialQueue<T> {
     this.#running = true;
     try {
       while (this.#items.length > 0 && !this.#closed) {
-        const item = this.#items[0];
+        const item = this.#items.shift()!;
+        this.#inFlight++;
+        let started: Started = undefined;
         try {
-          await this.#work(item);
+          started = await this.#start(item);
         } catch {
           // The worker reports its own failures; one bad item must not stop the queue.
         }
-        this.#items.shift();
-        if (this.#items.length < this.#capacity) this.#waiters.shift()?.();
+        if (started) started.done.then(() => this.#finish(), () => this.#finish());
+        else this.#finish();
       }
     } finally {
       this.#running = false;
     }
+  }
+
+  #finish(): void {
+    this.#inFlight--;
+    if (this.length < this.#capacity) this.#waiters.shift()?.();
   }
 }

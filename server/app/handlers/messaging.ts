@@ -18,7 +18,7 @@ const SQL_SEND_KEY_EXISTS = "SELECT 1 AS x FROM send_keys WHERE sender_id = ? AN
  * spec 6.2, 7.3: validate, then one writer op checks idempotency FIRST, then target and quota,
  * inserts message, body and send key, and dispatches when due. `resp` only after COMMIT.
  */
-const send: Handler<"send"> = async ({ app, conn }, frame) => {
+const send: Handler<"send"> = async ({ app, conn, write, earlier }, frame) => {
   const senderId = conn.endpointId;
   const now = app.clock();
   const self = selfRow(app.reader, senderId);
@@ -28,6 +28,8 @@ const send: Handler<"send"> = async ({ app, conn }, frame) => {
     // spec 7.3 step 2: a repeat of an accepted request must still get its original answer,
     // even if the schedule bound would now refuse it; the op answers duplicates first.
     const err: ProtocolError = sendAt;
+    // A first request with this id may still be in flight on this connection: let it commit.
+    await earlier();
     if (!prepareCached(app.reader, SQL_SEND_KEY_EXISTS).get(senderId, frame.id)) throw err;
     sendAt = now;
   }
@@ -38,7 +40,10 @@ const send: Handler<"send"> = async ({ app, conn }, frame) => {
     const talk = frame.to.kind === "endpoint" && !known
       ? await decideTalk(app, senderId, frame.to.id, frame.talk_password)
       : undefined;
-    return await app.writer.run("message.submit", {
+    // Without a password a retry cannot verify anything new: the op decides on the write
+    // connection and reports no stale verdict (pipelined sends are queued exactly once).
+    const verdict = talk && !frame.talk_password ? { verdict: talk.verdict } : talk;
+    return await write("message.submit", {
       senderId,
       id: frame.id,
       fingerprint,
@@ -52,7 +57,7 @@ const send: Handler<"send"> = async ({ app, conn }, frame) => {
       keep: frame.offline.keep,
       ttlSeconds: frame.offline.ttl_seconds,
       receipt: frame.receipt,
-      ...(talk ? { talk } : {}),
+      ...(verdict ? { talk: verdict } : {}),
     });
   };
   let r;
@@ -69,8 +74,8 @@ const send: Handler<"send"> = async ({ app, conn }, frame) => {
 };
 
 /** spec 6.3, 7.6: any pending delivery of the acker; repeats succeed; final states reported. */
-const ack: Handler<"ack"> = async ({ app, conn }, frame) => {
-  const r = await app.writer.run("delivery.ack", {
+const ack: Handler<"ack"> = async ({ app, conn, write }, frame) => {
+  const r = await write("delivery.ack", {
     endpointId: conn.endpointId,
     from: frame.from,
     id: frame.id,
@@ -81,8 +86,8 @@ const ack: Handler<"ack"> = async ({ app, conn }, frame) => {
 };
 
 /** spec 6.4, 7.6: recall; pushed deliveries get a best-effort `revoked`. */
-const recall: Handler<"recall"> = async ({ app, conn }, frame) => {
-  const r = await app.writer.run("message.recall", { senderId: conn.endpointId, id: frame.id });
+const recall: Handler<"recall"> = async ({ app, conn, write }, frame) => {
+  const r = await write("message.recall", { senderId: conn.endpointId, id: frame.id });
   app.messaging.apply({
     revoked: r.revoked.map((x) => ({
       endpointId: x.endpointId,
@@ -111,12 +116,12 @@ const status: Handler<"status"> = ({ app, conn }, frame) => {
 };
 
 /** spec 6.4: the sender confirms a receipt; it is not pushed again. */
-const receiptAck: Handler<"receipt_ack"> = async ({ app, conn }, frame) => {
+const receiptAck: Handler<"receipt_ack"> = async ({ app, conn, write }, frame) => {
   const receiptId = Number(frame.receipt_id);
   if (!Number.isSafeInteger(receiptId) || receiptId <= 0) {
     throw new PE("bad_request", "receipt_id 不合法");
   }
-  const r = await app.writer.run("receipt.ack", { senderId: conn.endpointId, receiptId });
+  const r = await write("receipt.ack", { senderId: conn.endpointId, receiptId });
   app.messaging.receiptAcked(conn.code, receiptId);
   if (!r.ok) throw new PE("not_found");
   return {};
