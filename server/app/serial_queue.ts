@@ -9,9 +9,10 @@ export type Started = { done: Promise<void> } | void;
  * A bounded FIFO whose items are started strictly one after another, in push order (spec 5: each
  * endpoint's requests are taken in arrival order). `start(item)` resolves once the next item may
  * start; it may hand back the item's completion, so several items can be in flight (a request
- * whose writer op is queued waits for its COMMIT while the next one starts). Items waiting plus
- * items in flight are bounded by the capacity (256): a full queue back-pressures the MQTT read
- * loop and never drops a frame.
+ * whose writer op is queued waits for its COMMIT while the next one starts), at most `capacity`
+ * (256). Once items waiting plus in flight reach the capacity, `push` holds the MQTT read loop
+ * until there is room: no frame is dropped. The broker hands over all packets of one socket read
+ * at once, so the items waiting may briefly exceed the capacity by one read's worth.
  */
 export class SerialQueue<T> {
   #items: T[] = [];
@@ -30,6 +31,11 @@ export class SerialQueue<T> {
   /** Items waiting, being started or in flight. */
   get length(): number {
     return this.#items.length + this.#inFlight;
+  }
+
+  /** Items started and not yet complete; never more than the capacity. */
+  get inFlight(): number {
+    return this.#inFlight;
   }
 
   /**
@@ -55,7 +61,7 @@ export class SerialQueue<T> {
     if (this.#running) return;
     this.#running = true;
     try {
-      while (this.#items.length > 0 && !this.#closed) {
+      while (this.#items.length > 0 && !this.#closed && this.#inFlight < this.#capacity) {
         const item = this.#items.shift()!;
         this.#inFlight++;
         let started: Started = undefined;
@@ -74,6 +80,9 @@ export class SerialQueue<T> {
 
   #finish(): void {
     this.#inFlight--;
-    if (this.length < this.#capacity) this.#waiters.shift()?.();
+    this.#run();
+    // The broker hands over every packet of one read at once and reads on once all of them are
+    // taken, so each may hold a waiter: room again releases them all.
+    if (this.length < this.#capacity) { for (const w of this.#waiters.splice(0)) w(); }
   }
 }
