@@ -92,10 +92,14 @@ const stats = {
   delivered: 0,
   done: 0,
   duplicates: 0,
+  /** Messages pushed before an earlier message of the same sender (spec 7.5 order). */
+  reordered: 0,
   errors: [] as string[],
   closed: 0,
 };
 const inflightPerPair = new Array<number>(PAIRS).fill(0);
+/** The number of the last message each pair's receiver got, to check the push order. */
+const lastPushed = new Array<number>(PAIRS).fill(-1);
 let sending = true;
 let closing = false;
 let nextId = 0;
@@ -135,6 +139,9 @@ for (const r of receiverClients) {
     if (!t) return fail(`${r.id}: unknown msg ${f.id}`);
     if (t.deliveredAt > 0) stats.duplicates++;
     else {
+      const n = Number(String(f.id).slice(runId.length + 1));
+      if (n < lastPushed[t.pair]) stats.reordered++;
+      lastPushed[t.pair] = n;
       t.deliveredAt = performance.now();
       stats.delivered++;
     }
@@ -244,7 +251,10 @@ const last = loadSamples[loadSamples.length - 1];
 const serverCpu = (last.cpuMs - first.cpuMs) / (last.at - first.at);
 const mainCpu = (last.mainCpuMs - first.mainCpuMs) / (last.at - first.at);
 const rss = samples.map((s) => s.rssBytes);
-const failures = (stats.sent - stats.done) + stats.errors.length + stats.duplicates;
+const failures = (stats.sent - stats.done) + stats.errors.length + stats.duplicates +
+  stats.reordered;
+const cpuMsDuringSend = last.cpuMs - first.cpuMs;
+const doneInWindow = doneAtSendEnd;
 const sendSeconds = (sendEnd - start) / 1000;
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
 
@@ -254,7 +264,8 @@ console.log([
   `, ${flags.body} B bodies, sqlite_synchronous=${flags.sync}, ${SECONDS} s`,
   `  connect+hello of all clients: ${(connectMs / 1000).toFixed(1)} s`,
   `  sent ${stats.sent}, send ok ${stats.respOk}, delivered ${stats.delivered}, ` +
-  `receipted ${stats.done}, duplicates ${stats.duplicates}, disconnects ${stats.closed}`,
+  `receipted ${stats.done}, duplicates ${stats.duplicates}, out of order ${stats.reordered}, ` +
+  `disconnects ${stats.closed}`,
   `  throughput (receipted during the send phase): ` +
   `${(doneAtSendEnd / sendSeconds).toFixed(1)} msg/s; drain ${(drainMs / 1000).toFixed(1)} s`,
   `  send -> resp:     ${lat(resp)}`,
@@ -263,6 +274,9 @@ console.log([
   `  server CPU ${(serverCpu * 100).toFixed(0)} % of one core ` +
   `(main thread ${(mainCpu * 100).toFixed(0)} %); RSS start ${mib(rss[0])}, ` +
   `max ${mib(Math.max(...rss))}, end ${mib(rss[rss.length - 1])}`,
+  `  server CPU per receipted message: ${
+    ((cpuMsDuringSend * 1000) / Math.max(1, doneInWindow)).toFixed(0)
+  } µs (all threads, send phase)`,
   `  load generator CPU ${
     (((loadCpu.user + loadCpu.system) / 1000 / (performance.now() - start)) * 100).toFixed(0)
   } % of one core`,
