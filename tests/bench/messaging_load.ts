@@ -10,6 +10,8 @@
 //     --body N          body bytes (default 1024)
 //     --transport ws|tcp  (default ws)
 //     --sync FULL|NORMAL  sqlite_synchronous (default FULL)
+//     --baseline        with --rate 0: afterwards relay the same shape through bare aedes 2 in
+//                       its own process (_aedes_relay.ts) and print both figures and the ratio
 //
 // (a) the spec's bar:  --seconds 600 --connections 1000 --rate 200
 // (b) max throughput:  --seconds 30 --connections 100 --rate 0 --window 32 --transport tcp
@@ -19,6 +21,7 @@
 // come from /proc of the child; figures and their reading are in docs/BENCHMARKS.md.
 import { parseArgs } from "node:util";
 import process from "node:process";
+import { runAedesRelay } from "./_aedes_relay.ts";
 import {
   LoadClient,
   percentile,
@@ -38,6 +41,7 @@ const { values: flags } = parseArgs({
     body: { type: "string", default: "1024" },
     transport: { type: "string", default: "ws" },
     sync: { type: "string", default: "FULL" },
+    baseline: { type: "boolean", default: false },
   },
 });
 const SECONDS = Number(flags.seconds);
@@ -291,4 +295,20 @@ closing = true;
 await Promise.all(clients.map((c) => c.close()));
 const code = await server.stop();
 await home.cleanup();
+if (flags.baseline && RATE === 0) {
+  const nix = doneAtSendEnd / sendSeconds;
+  const base = await runAedesRelay({
+    pairs: PAIRS,
+    window: WINDOW,
+    body: BODY,
+    seconds: SECONDS,
+    transport: flags.transport === "tcp" ? "tcp" : "ws",
+  });
+  console.log([
+    `bare aedes 2 relay, same shape, own process: ${base.msgPerSec.toFixed(1)} msg/s, ` +
+    `${base.cpuUsPerMsg.toFixed(0)} µs CPU per message, out of order ${base.reordered}`,
+    `  ratio NixMsg / bare aedes: ${(nix / base.msgPerSec).toFixed(2)}× throughput, ` +
+    `machine load average now ${loadavg()}`,
+  ].join("\n"));
+}
 Deno.exit(failures === 0 && code === 0 ? 0 : 1);
