@@ -2,7 +2,7 @@
 // still queued to the writer in arrival order, answered after their own COMMIT.
 import assert from "node:assert/strict";
 import { type Frame, type TestClient } from "./helpers/client.ts";
-import { type Data, msgIds, sendNowFrame, withServer } from "./helpers/messaging.ts";
+import { type Data, msgIds, sendFrame, sendNowFrame, withServer } from "./helpers/messaging.ts";
 import { openDb } from "../server/store/db.ts";
 import { dbPath } from "../server/app/paths.ts";
 import type { CommitInfo } from "../server/store/writer.ts";
@@ -178,5 +178,35 @@ Deno.test("a flood of 600 requests back-pressures the reader and every one is an
     const sent = ids.filter((_, i) => i % 50 !== 49);
     await b.until(() => msgIds(b).length === sent.length, "every message", 30_000);
     assert.deepEqual(msgIds(b), sent);
+  });
+});
+
+Deno.test("requests that depend on earlier ones of the same burst see them committed", async () => {
+  await withServer(FLOOD, async (h) => {
+    await h.endpoints("a", "b");
+    const a = await h.online("a");
+    const b = await h.online("b");
+    // b's talk password: a's first send carries it and earns a grant; the sends after it in the
+    // same burst carry none and pass on that grant, still in flight when they are read.
+    assert.equal(
+      (await b.request({ type: "self.talk_password", talk_password: "open-b" })).ok,
+      true,
+    );
+    const resps = await flood(a, [
+      sendNowFrame("pw", "b", "with the password", { talk_password: "open-b" }),
+      sendNowFrame("g1", "b", "on the grant"),
+      { type: "self.update", default_delay_ms: 3_600_000 }, // serial: later sends see it
+      sendFrame("late", "b", "scheduled by the new default delay"),
+      { type: "recall", id: "late" }, // recalls the send queued just before it
+      { type: "self.update", default_delay_ms: 0 },
+      sendNowFrame("g2", "b", "on the grant"),
+      { type: "status", id: "g2" }, // a read: waits for g2 to commit
+    ]);
+    assert.deepEqual(resps.map((r) => r.ok), resps.map(() => true), JSON.stringify(resps));
+    assert.equal((resps[3].data as Data).state, "scheduled", "the new default delay applied");
+    assert.equal((resps[4].data as Data).result, "recalled");
+    assert.equal((resps[7].data as Data).id, "g2");
+    await b.until(() => msgIds(b).length === 3, "three messages");
+    assert.deepEqual(msgIds(b), ["pw", "g1", "g2"]);
   });
 });
