@@ -9,7 +9,8 @@ import { prepareHome } from "./bench/_load_util.ts";
 import { PW, sendNowFrame } from "./helpers/messaging.ts";
 import { dbPath } from "../server/app/paths.ts";
 
-const SENDS = 200;
+// Large enough that a pipelined connection is still mid-burst when the stop arrives.
+const SENDS = 3000;
 
 /** Publishes SENDS `send` requests from `c` to `to` without waiting for any answer. */
 function burst(c: TestClient, to: string): void {

@@ -18,8 +18,11 @@ export interface Conn {
   maxReceiveBytes: number | null;
   helloTimer: ReturnType<typeof setTimeout> | null;
   queue: SerialQueue<Uint8Array> | null;
-  /** `ack`/`receipt_ack` requests whose commit is still pending (spec 5 serial handling). */
-  pipelined: Set<Promise<void>>;
+  /**
+   * Settles once every request taken so far has completed (committed and answered); requests
+   * that must not overlap earlier ones wait on it (spec 5 serial handling, see `MqttApp`).
+   */
+  settled: Promise<void>;
   closed: boolean;
 }
 

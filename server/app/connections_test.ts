@@ -15,7 +15,7 @@ function conn(code: string, endpointId: string): Conn {
     maxReceiveBytes: null,
     helloTimer: null,
     queue: null,
-    pipelined: new Set(),
+    settled: Promise.resolve(),
     closed: false,
   };
 }

@@ -1,7 +1,7 @@
 import type { App } from "./app_context.ts";
 import type { AuthResult, BrokerHooks, ConnectInfo, PublishOutcome } from "../broker/types.ts";
 import { type Conn } from "./connections.ts";
-import { SerialQueue } from "./serial_queue.ts";
+import { SerialQueue, type Started } from "./serial_queue.ts";
 import type { LoginService } from "./login.ts";
 import {
   encodeFrame,
@@ -23,10 +23,24 @@ import { countError } from "../metrics/metrics.ts";
 const REQUEST_QUEUE = 256;
 /** spec 7.5: topic and packet header overhead under the CONNECT Maximum Packet Size. */
 const PACKET_OVERHEAD = 128;
-/** Request types whose handling may overlap the next frame's (see `#handle`). */
-const PIPELINED: ReadonlySet<string> = new Set(["ack", "receipt_ack"]);
-/** Most overlapping `ack`/`receipt_ack` commits per connection before reading waits. */
-const PIPELINE_DEPTH = 64;
+/**
+ * Request types whose handling overlaps later requests of the same connection once their writer
+ * op is queued (see `#handle`). None of them reads, on the main thread, anything an earlier
+ * uncommitted op of the same connection may still change:
+ * - `ack`, `receipt_ack`, `recall` only queue one op; the op reads its state on the write
+ *   connection, after every earlier op of this connection (the writer is FIFO).
+ * - `send` reads the sender's default delay (only `self.update` changes it, and that is serial),
+ *   whether its id is known (a repeat still in flight is answered by the op's idempotency check
+ *   first; the one read that matters, for an out-of-range schedule, waits for earlier requests)
+ *   and the talk grant state. Without a talk password the main thread only passes the verdict;
+ *   the op decides on the write connection and never asks for a retry, so no send is queued
+ *   twice and overtaken. A send with a talk password may run argon2 and retry when the target's
+ *   talk version moved: it stays serial.
+ * Everything else (reads such as `status`, `self.get`, group and self-service changes, `hello`,
+ * logout) waits for every earlier request of the connection to complete, and the next request
+ * waits for it.
+ */
+const PIPELINED: ReadonlySet<string> = new Set(["send", "ack", "receipt_ack", "recall"]);
 /** How long `fatal` / logout wait for the client's PUBACK before disconnecting anyway. */
 const FAREWELL_WAIT_MS = 2000;
 
@@ -37,6 +51,14 @@ export interface RequestCtx {
   readonly mqtt: MqttApp;
   /** Runs `fn` after the response has been published (e.g. logout closes the connection). */
   after(fn: () => void | Promise<void>): void;
+  /**
+   * Queues a writer op like `app.writer.run` and lets the connection's next request start
+   * (pipelined handlers queue their op through it, once and before any other await of theirs
+   * that may let a later op of the same connection go first).
+   */
+  write: App["writer"]["run"];
+  /** Settles once every earlier request of this connection has completed. */
+  earlier(): Promise<void>;
 }
 
 /** One handler per frame type (STYLE: one dispatch table per protocol). Returns `resp.data`. */
@@ -129,7 +151,7 @@ export class MqttApp implements BrokerHooks {
       maxReceiveBytes: null,
       helloTimer: null,
       queue: null,
-      pipelined: new Set(),
+      settled: Promise.resolve(),
       closed: false,
     };
     conn.queue = new SerialQueue(REQUEST_QUEUE, (payload) => this.#handle(conn, payload));
@@ -252,7 +274,7 @@ export class MqttApp implements BrokerHooks {
     return this.publish(conn, encodeResp(frame, this.frameLimit(conn)), 1);
   }
 
-  async #handle(conn: Conn, payload: Uint8Array): Promise<void> {
+  async #handle(conn: Conn, payload: Uint8Array): Promise<Started> {
     const app = this.#app;
     const parsed = parseRequest(payload, app.config.limits);
     if (!parsed.ok) {
@@ -282,30 +304,49 @@ export class MqttApp implements BrokerHooks {
       });
       return;
     }
-    const run = this.#run(conn, frame, handler);
+    const before = conn.settled;
+    let queued!: () => void;
+    const opQueued = new Promise<void>((r) => (queued = r));
+    const pipelined = pipelines(frame);
+    // A serial request starts once every earlier one has completed.
+    if (!pipelined) await before;
+    const run = this.#run(conn, frame, handler, queued, before);
+    conn.settled = Promise.all([before, run.catch(() => {})]).then(() => {});
     this.#running.add(run);
     run.catch(() => {}).finally(() => this.#running.delete(run));
-    if (PIPELINED.has(frame.type)) {
-      // `ack` and `receipt_ack` only queue one writer op each, in arrival order (the writer is
-      // FIFO). Letting the next frame start before this commit lands keeps a device acking a
-      // burst from paying one commit round trip per frame; at most PIPELINE_DEPTH overlap.
-      conn.pipelined.add(run);
-      run.catch(() => {}).finally(() => conn.pipelined.delete(run));
-      if (conn.pipelined.size >= PIPELINE_DEPTH) await Promise.race(conn.pipelined);
+    if (!pipelined) {
+      await run;
       return;
     }
-    await run;
+    // The next request starts once this one's writer op is queued (or it has finished without
+    // one): ops are queued in arrival order and the writer is FIFO. Its `resp` goes out when its
+    // own op has committed; the queue bounds how many are in flight.
+    await Promise.race([opQueued, run]);
+    return { done: run };
   }
 
   async #run(
     conn: Conn,
     frame: RequestFrame,
     handler: Handler<RequestType>,
+    queued: () => void,
+    earlier: Promise<void>,
   ): Promise<void> {
     const app = this.#app;
     let result: { data: unknown } | { error: ProtocolError };
     const afters: (() => void | Promise<void>)[] = [];
-    const ctx: RequestCtx = { app, conn, mqtt: this, after: (fn) => afters.push(fn) };
+    const ctx: RequestCtx = {
+      app,
+      conn,
+      mqtt: this,
+      after: (fn) => afters.push(fn),
+      write: (op, args) => {
+        const p = app.writer.run(op, args);
+        queued();
+        return p;
+      },
+      earlier: () => earlier,
+    };
     try {
       result = { data: await handler(ctx, frame as never) };
     } catch (err) {
@@ -331,4 +372,11 @@ export class MqttApp implements BrokerHooks {
     this.#app.log.error("request failed", { type, error: (err as Error)?.message ?? String(err) });
     return new ProtocolError("busy");
   }
+}
+
+/** True when `frame` may overlap later requests of its connection (see {@link PIPELINED}). */
+function pipelines(frame: RequestFrame): boolean {
+  if (!PIPELINED.has(frame.type)) return false;
+  if (frame.type !== "send") return true;
+  return frame.to.kind === "group" || !frame.talk_password;
 }

@@ -51,3 +51,37 @@ Deno.test("SerialQueue keeps going after a failing item", async () => {
   await finished;
   assert.deepEqual(seen, [2]);
 });
+
+/** Lets microtasks run until `cond()` holds, at most 1000 turns. */
+async function settleUntil(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !cond(); i++) await Promise.resolve();
+  assert.ok(cond(), "condition reached");
+}
+
+Deno.test("SerialQueue starts the next item once the previous one hands back its completion", async () => {
+  const started: number[] = [];
+  const gates: (() => void)[] = [];
+  const q = new SerialQueue<number>(3, (n) => {
+    started.push(n);
+    return Promise.resolve({ done: new Promise<void>((r) => gates.push(r)) });
+  });
+  const pushes = [0, 1, 2, 3, 4].map((n) => q.push(n));
+  let released = 0;
+  for (const p of pushes) p.then(() => released++);
+  // Bounded by the capacity: three in flight, two waiting, every push over the bound held.
+  await settleUntil(() => started.length >= 3);
+  await Promise.resolve();
+  assert.deepEqual(started, [0, 1, 2]);
+  assert.equal(q.inFlight, 3);
+  assert.equal(released, 2, "pushes at or over the capacity wait");
+  gates.shift()!(); // 0 completes: 3 starts, still full
+  await settleUntil(() => started.length >= 4);
+  assert.deepEqual(started, [0, 1, 2, 3]);
+  gates.shift()!();
+  gates.shift()!(); // two complete: room again, every held push is released
+  await Promise.all(pushes);
+  await settleUntil(() => started.length >= 5);
+  assert.deepEqual(started, [0, 1, 2, 3, 4]);
+  while (gates.length) gates.shift()!();
+  q.close();
+});

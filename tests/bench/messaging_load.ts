@@ -14,6 +14,8 @@
 //     --jitter-ms N     the latency toxic's jitter (default 0)
 //     --sample-seconds N  RSS/CPU sample period (default 5); the series is printed
 //     --warmup-seconds N  RSS growth is judged after this (default 60)
+//     --baseline        with --rate 0: afterwards relay the same shape through bare aedes 2 in
+//                       its own process (_aedes_relay.ts) and print both figures and the ratio
 //
 // (a) the spec's bar:  --seconds 600 --connections 1000 --rate 200
 // (c) the soak (issue 14 item 7): --seconds 600 --connections 1000 --rate 200 --latency-ms 20
@@ -25,6 +27,7 @@
 // come from /proc of the child; figures and their reading are in docs/BENCHMARKS.md.
 import { parseArgs } from "node:util";
 import process from "node:process";
+import { runAedesRelay } from "./_aedes_relay.ts";
 import {
   LoadClient,
   percentile,
@@ -49,6 +52,7 @@ const { values: flags } = parseArgs({
     "jitter-ms": { type: "string", default: "0" },
     "sample-seconds": { type: "string", default: "5" },
     "warmup-seconds": { type: "string", default: "60" },
+    baseline: { type: "boolean", default: false },
   },
 });
 const SECONDS = Number(flags.seconds);
@@ -109,10 +113,14 @@ const stats = {
   delivered: 0,
   done: 0,
   duplicates: 0,
+  /** Messages pushed before an earlier message of the same sender (spec 7.5 order). */
+  reordered: 0,
   errors: [] as string[],
   closed: 0,
 };
 const inflightPerPair = new Array<number>(PAIRS).fill(0);
+/** The number of the last message each pair's receiver got, to check the push order. */
+const lastPushed = new Array<number>(PAIRS).fill(-1);
 let sending = true;
 let closing = false;
 let nextId = 0;
@@ -152,6 +160,9 @@ for (const r of receiverClients) {
     if (!t) return fail(`${r.id}: unknown msg ${f.id}`);
     if (t.deliveredAt > 0) stats.duplicates++;
     else {
+      const n = Number(String(f.id).slice(runId.length + 1));
+      if (n < lastPushed[t.pair]) stats.reordered++;
+      lastPushed[t.pair] = n;
       t.deliveredAt = performance.now();
       stats.delivered++;
     }
@@ -263,7 +274,6 @@ const last = loadSamples[loadSamples.length - 1];
 const serverCpu = (last.cpuMs - first.cpuMs) / (last.at - first.at);
 const mainCpu = (last.mainCpuMs - first.mainCpuMs) / (last.at - first.at);
 const rss = samples.map((s) => s.rssBytes);
-const failures = (stats.sent - stats.done) + stats.errors.length + stats.duplicates;
 // RSS growth after warm-up: the mean of the last third of the samples against the first third.
 const warm = samples.filter((x) => x.at - start >= Number(flags["warmup-seconds"]) * 1000);
 const third = Math.max(1, Math.floor(warm.length / 3));
@@ -271,6 +281,10 @@ const mean = (xs: typeof samples) => xs.reduce((a, x) => a + x.rssBytes, 0) / xs
 const growth = warm.length >= 3
   ? `${((mean(warm.slice(-third)) / mean(warm.slice(0, third)) - 1) * 100).toFixed(1)} %`
   : "n/a (run shorter than the warm-up)";
+const failures = (stats.sent - stats.done) + stats.errors.length + stats.duplicates +
+  stats.reordered;
+const cpuMsDuringSend = last.cpuMs - first.cpuMs;
+const doneInWindow = doneAtSendEnd;
 const sendSeconds = (sendEnd - start) / 1000;
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
 
@@ -280,7 +294,8 @@ console.log([
   `, ${flags.body} B bodies, sqlite_synchronous=${flags.sync}, ${SECONDS} s`,
   `  connect+hello of all clients: ${(connectMs / 1000).toFixed(1)} s`,
   `  sent ${stats.sent}, send ok ${stats.respOk}, delivered ${stats.delivered}, ` +
-  `receipted ${stats.done}, duplicates ${stats.duplicates}, disconnects ${stats.closed}`,
+  `receipted ${stats.done}, duplicates ${stats.duplicates}, out of order ${stats.reordered}, ` +
+  `disconnects ${stats.closed}`,
   `  throughput (receipted during the send phase): ` +
   `${(doneAtSendEnd / sendSeconds).toFixed(1)} msg/s; drain ${(drainMs / 1000).toFixed(1)} s`,
   `  send -> resp:     ${lat(resp)}`,
@@ -289,6 +304,9 @@ console.log([
   `  server CPU ${(serverCpu * 100).toFixed(0)} % of one core ` +
   `(main thread ${(mainCpu * 100).toFixed(0)} %); RSS start ${mib(rss[0])}, ` +
   `max ${mib(Math.max(...rss))}, end ${mib(rss[rss.length - 1])}`,
+  `  server CPU per receipted message: ${
+    ((cpuMsDuringSend * 1000) / Math.max(1, doneInWindow)).toFixed(0)
+  } µs (all threads, send phase)`,
   `  load generator CPU ${
     (((loadCpu.user + loadCpu.system) / 1000 / (performance.now() - start)) * 100).toFixed(0)
   } % of one core`,
@@ -311,4 +329,20 @@ await Promise.all(clients.map((c) => c.close()));
 const code = await server.stop();
 await toxi?.stop();
 await home.cleanup();
+if (flags.baseline && RATE === 0) {
+  const nix = doneAtSendEnd / sendSeconds;
+  const base = await runAedesRelay({
+    pairs: PAIRS,
+    window: WINDOW,
+    body: BODY,
+    seconds: SECONDS,
+    transport: flags.transport === "tcp" ? "tcp" : "ws",
+  });
+  console.log([
+    `bare aedes 2 relay, same shape, own process: ${base.msgPerSec.toFixed(1)} msg/s, ` +
+    `${base.cpuUsPerMsg.toFixed(0)} µs CPU per message, out of order ${base.reordered}`,
+    `  ratio NixMsg / bare aedes: ${(nix / base.msgPerSec).toFixed(2)}× throughput, ` +
+    `machine load average now ${loadavg()}`,
+  ].join("\n"));
+}
 Deno.exit(failures === 0 && code === 0 ? 0 : 1);

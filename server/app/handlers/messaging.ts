@@ -18,6 +18,20 @@ import { decideTalk, isStale } from "../talk.ts";
 const SQL_SEND_KEY_EXISTS = "SELECT 1 AS x FROM send_keys WHERE sender_id = ? AND msg_id = ?";
 
 /**
+ * How a request reaches the writer. The MQTT path passes its connection's pipeline (`write` tells
+ * it the op is queued, `earlier` waits for the connection's earlier requests); the admin API's
+ * send on behalf of an endpoint writes directly.
+ */
+export interface Pipeline {
+  write: App["writer"]["run"];
+  earlier(): Promise<void>;
+}
+
+function direct(app: App): Pipeline {
+  return { write: app.writer.run.bind(app.writer), earlier: () => Promise.resolve() };
+}
+
+/**
  * spec 6.2, 7.3: validate, then one writer op checks idempotency FIRST, then target and quota,
  * inserts message, body and send key, and dispatches when due. `resp` only after COMMIT.
  * The MQTT `send` frame and the admin API's send on behalf of an endpoint both come here.
@@ -26,6 +40,7 @@ export async function sendAs(
   app: App,
   senderId: string,
   frame: RequestOf<"send">,
+  { write, earlier }: Pipeline = direct(app),
 ): Promise<SendData> {
   const now = app.clock();
   const self = selfRow(app.reader, senderId);
@@ -35,6 +50,8 @@ export async function sendAs(
     // spec 7.3 step 2: a repeat of an accepted request must still get its original answer,
     // even if the schedule bound would now refuse it; the op answers duplicates first.
     const err: ProtocolError = sendAt;
+    // A first request with this id may still be in flight on this connection: let it commit.
+    await earlier();
     if (!prepareCached(app.reader, SQL_SEND_KEY_EXISTS).get(senderId, frame.id)) throw err;
     sendAt = now;
   }
@@ -45,7 +62,10 @@ export async function sendAs(
     const talk = frame.to.kind === "endpoint" && !known
       ? await decideTalk(app, senderId, frame.to.id, frame.talk_password)
       : undefined;
-    return await app.writer.run("message.submit", {
+    // Without a password a retry cannot verify anything new: the op decides on the write
+    // connection and reports no stale verdict (pipelined sends are queued exactly once).
+    const verdict = talk && !frame.talk_password ? { verdict: talk.verdict } : talk;
+    return await write("message.submit", {
       senderId,
       id: frame.id,
       fingerprint,
@@ -59,7 +79,7 @@ export async function sendAs(
       keep: frame.offline.keep,
       ttlSeconds: frame.offline.ttl_seconds,
       receipt: frame.receipt,
-      ...(talk ? { talk } : {}),
+      ...(verdict ? { talk: verdict } : {}),
     });
   };
   let r;
@@ -76,11 +96,12 @@ export async function sendAs(
   return data;
 }
 
-const send: Handler<"send"> = ({ app, conn }, frame) => sendAs(app, conn.endpointId, frame);
+const send: Handler<"send"> = ({ app, conn, write, earlier }, frame) =>
+  sendAs(app, conn.endpointId, frame, { write, earlier });
 
 /** spec 6.3, 7.6: any pending delivery of the acker; repeats succeed; final states reported. */
-const ack: Handler<"ack"> = async ({ app, conn }, frame) => {
-  const r = await app.writer.run("delivery.ack", {
+const ack: Handler<"ack"> = async ({ app, conn, write }, frame) => {
+  const r = await write("delivery.ack", {
     endpointId: conn.endpointId,
     from: frame.from,
     id: frame.id,
@@ -91,8 +112,13 @@ const ack: Handler<"ack"> = async ({ app, conn }, frame) => {
 };
 
 /** spec 6.4, 7.6: recall; pushed deliveries get a best-effort `revoked`. */
-export async function recallAs(app: App, senderId: string, id: string) {
-  const r = await app.writer.run("message.recall", { senderId, id });
+export async function recallAs(
+  app: App,
+  senderId: string,
+  id: string,
+  write: App["writer"]["run"] = app.writer.run.bind(app.writer),
+) {
+  const r = await write("message.recall", { senderId, id });
   app.messaging.apply({
     revoked: r.revoked.map((x) => ({
       endpointId: x.endpointId,
@@ -105,8 +131,8 @@ export async function recallAs(app: App, senderId: string, id: string) {
   return { result: r.result, recalled: r.recalled, accepted: r.accepted, other: r.other };
 }
 
-const recall: Handler<"recall"> = ({ app, conn }, frame) =>
-  recallAs(app, conn.endpointId, frame.id);
+const recall: Handler<"recall"> = ({ app, conn, write }, frame) =>
+  recallAs(app, conn.endpointId, frame.id, write);
 
 /** spec 6.4: own messages only; no body; records that are gone -> not_found. */
 export function statusAs(app: App, senderId: string, frame: RequestOf<"status">) {
@@ -132,12 +158,12 @@ const status: Handler<"status"> = ({ app, conn }, frame) => {
 };
 
 /** spec 6.4: the sender confirms a receipt; it is not pushed again. */
-const receiptAck: Handler<"receipt_ack"> = async ({ app, conn }, frame) => {
+const receiptAck: Handler<"receipt_ack"> = async ({ app, conn, write }, frame) => {
   const receiptId = Number(frame.receipt_id);
   if (!Number.isSafeInteger(receiptId) || receiptId <= 0) {
     throw new PE("bad_request", "receipt_id 不合法");
   }
-  const r = await app.writer.run("receipt.ack", { senderId: conn.endpointId, receiptId });
+  const r = await write("receipt.ack", { senderId: conn.endpointId, receiptId });
   app.messaging.receiptAcked(conn.code, receiptId);
   if (!r.ok) throw new PE("not_found");
   return {};

@@ -72,8 +72,9 @@ export interface SubmitArgs {
   /**
    * The main thread's talk-password verdict for a direct message (spec 6.2), with the target's
    * talk_version it was reached against (from `grantState`). Absent counts as `no_password`.
+   * Without `expectedVersion` a failure is never called stale (no password was verified).
    */
-  talk?: { verdict: TalkVerdict; expectedVersion: number };
+  talk?: { verdict: TalkVerdict; expectedVersion?: number };
 }
 
 /** Result of `message.submit`. */
