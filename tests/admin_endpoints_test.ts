@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { online, TestClient } from "./helpers/client.ts";
 import { type AdminClient, adminSession, auditLines } from "./helpers/admin.ts";
+import { waitFor } from "../server/net/_test_util.ts";
 
 const PW = "device-password-1";
 
@@ -148,6 +149,11 @@ Deno.test("kick only disconnects: no fatal frame, and a fresh connect with the s
     const back = await online(t.tcpUrl, "dev2", token!);
     assert.equal(back.client.connected, true);
     await back.client.close();
+    // The client's close lands on the server a moment later: wait until it is offline there.
+    await waitFor(async () => {
+      const got = await admin.get("/api/admin/endpoints/dev2");
+      return (got.data.item as Item).online === false;
+    }, "dev2 offline on the server", 5000);
     const idle = await admin.post("/api/admin/endpoints/dev2/kick");
     assert.equal(idle.data.kicked, false, "nobody to kick");
     assert.equal((await admin.post("/api/admin/endpoints/nobody/kick")).status, 404);
