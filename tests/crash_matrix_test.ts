@@ -19,12 +19,12 @@ import { dbPath, ensureDataDir } from "../server/app/paths.ts";
 import { openDb } from "../server/store/db.ts";
 import { currentVersion, migrate, MIGRATIONS } from "../server/store/migrations.ts";
 import { createGroup } from "../server/store/ops/groups.ts";
-import { createEndpoint } from "../server/store/ops/endpoints.ts";
 import { submitMessage } from "../server/store/ops/messages.ts";
 import { binaryArgs } from "../server/store/ops/_testing.ts";
 import { resetOpsContext } from "../server/store/ops/context.ts";
 import { PasswordPool } from "../server/auth/password_pool.ts";
 import { TEST_POOL_PARAMS } from "./helpers/test_server.ts";
+import { seedEndpoints } from "./helpers/store_seed.ts";
 
 /** One row of the matrix, printed for docs/RELIABILITY.md. */
 interface Row {
@@ -278,18 +278,7 @@ Deno.test("crash matrix: kill -9 during migration 2 leaves the backup and a usab
   const ids = ["v0", "v1", "v2", "v3", "v4"];
   const v1 = openDb(path);
   try {
-    resetOpsContext();
-    for (const id of ["a", "b"]) {
-      createEndpoint(v1, {
-        id,
-        name: id,
-        remark: "",
-        source: "admin",
-        loginHash,
-        talkHash: null,
-        defaultDelayMs: 0,
-      }, now);
-    }
+    seedEndpoints(v1, ["a", "b"], loginHash, now);
     for (const id of ids) {
       submitMessage(v1, binaryArgs(id, { sendAt: now, keep: true, ttlSeconds: 3600 }), now);
     }

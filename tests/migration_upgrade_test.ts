@@ -7,13 +7,12 @@ import { existsSync, readdirSync } from "node:fs";
 import { online } from "./helpers/client.ts";
 import { PW } from "./helpers/messaging.ts";
 import { startTestServer, TEST_POOL_PARAMS } from "./helpers/test_server.ts";
+import { seedEndpoints } from "./helpers/store_seed.ts";
 import { dbPath, ensureDataDir } from "../server/app/paths.ts";
 import { PasswordPool } from "../server/auth/password_pool.ts";
 import { openDb } from "../server/store/db.ts";
 import { currentVersion, migrate, MIGRATIONS } from "../server/store/migrations.ts";
-import { resetOpsContext } from "../server/store/ops/context.ts";
 import { ackDelivery, claimDeliveries } from "../server/store/ops/deliveries.ts";
-import { createEndpoint } from "../server/store/ops/endpoints.ts";
 import { submitMessage } from "../server/store/ops/messages.ts";
 import { binaryArgs } from "../server/store/ops/_testing.ts";
 
@@ -28,18 +27,7 @@ Deno.test("a server upgrades a populated version-1 database, delivers what it he
   let oldReceipt: number;
   let oldSeq: number;
   try {
-    resetOpsContext();
-    for (const id of ["a", "b"]) {
-      createEndpoint(v1, {
-        id,
-        name: id,
-        remark: "",
-        source: "admin",
-        loginHash,
-        talkHash: null,
-        defaultDelayMs: 0,
-      }, now);
-    }
+    seedEndpoints(v1, ["a", "b"], loginHash, now);
     // m0 was delivered and its receipt deleted (retention): version 1 would reuse both ids.
     submitMessage(v1, binaryArgs("m0", { sendAt: now, keep: true, ttlSeconds: 3600 }), now);
     claimDeliveries(v1, { endpointId: "b", connCode: "old", limit: 10 }, now);

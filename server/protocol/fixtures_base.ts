@@ -90,3 +90,38 @@ export function seededRandom(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** The payload field names of the request frames (spec 6), for the fuzz tests' random objects. */
+export const REQUEST_FIELD_NAMES: readonly string[] = [
+  "id",
+  "to",
+  "kind",
+  "body",
+  "enc",
+  "data",
+  "content_type",
+  "meta",
+  "send_at_ms",
+  "delay_ms",
+  "offline",
+  "keep",
+  "ttl_seconds",
+  "receipt",
+  "talk_password",
+  "max_receive_bytes",
+  "client",
+  "from",
+  "cursor",
+  "limit",
+  "receipt_id",
+  "ids",
+  "query",
+  "all",
+  "endpoint_id",
+  "name",
+  "default_delay_ms",
+  "old_password",
+  "new_password",
+  "members",
+  "group_id",
+];

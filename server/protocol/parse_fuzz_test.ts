@@ -1,47 +1,19 @@
 import assert from "node:assert/strict";
 import { isErrorCode, ProtocolError } from "./errors.ts";
-import { encodeWire, GOOD_REQUESTS, seededRandom, TEST_LIMITS } from "./fixtures.ts";
+import {
+  encodeWire,
+  GOOD_REQUESTS,
+  REQUEST_FIELD_NAMES,
+  seededRandom,
+  TEST_LIMITS,
+} from "./fixtures.ts";
 import { parseRequest, type ParseResult, REQUEST_TYPES } from "./parse.ts";
 
 const rand = seededRandom(20261101);
 const int = (n: number) => Math.floor(rand() * n);
 const pick = <T>(items: readonly T[]): T => items[int(items.length)];
 
-const FIELD_NAMES = [
-  "id",
-  "to",
-  "kind",
-  "body",
-  "enc",
-  "data",
-  "content_type",
-  "meta",
-  "send_at_ms",
-  "delay_ms",
-  "offline",
-  "keep",
-  "ttl_seconds",
-  "receipt",
-  "talk_password",
-  "max_receive_bytes",
-  "client",
-  "from",
-  "cursor",
-  "limit",
-  "receipt_id",
-  "ids",
-  "query",
-  "all",
-  "endpoint_id",
-  "name",
-  "default_delay_ms",
-  "old_password",
-  "new_password",
-  "members",
-  "group_id",
-  "__proto__",
-  "toString",
-];
+const FIELD_NAMES = [...REQUEST_FIELD_NAMES, "__proto__", "toString"];
 const STRINGS = [
   "",
   "a",

@@ -7,29 +7,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import asia.asio.nixmsg.testing.Harness;
+import asia.asio.nixmsg.testing.HarnessTest;
 import asia.asio.nixmsg.testing.Tracked;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** Checklist items 8 and 9 (spec 9 接入清单): groups and talk passwords. */
-class ChecklistGroupsTalkTest {
-  static Harness h;
-
-  @BeforeAll
-  static void start() throws Exception {
-    h = Harness.start();
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    Tracked.closeAll();
-    if (h != null) h.close();
-  }
-
+class ChecklistGroupsTalkTest extends HarnessTest {
   @Test
   void checklist08GroupMembersReceiveSenderDoesNot() throws Exception {
     Harness.Endpoint ea = h.endpoint();

@@ -7,33 +7,19 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import asia.asio.nixmsg.testing.Harness;
+import asia.asio.nixmsg.testing.HarnessTest;
 import asia.asio.nixmsg.testing.Proxy;
 import asia.asio.nixmsg.testing.Tracked;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** Checklist items 1, 13 and 15 (spec 9 接入清单): login, password change, session tokens. */
-class ChecklistLoginTest {
+class ChecklistLoginTest extends HarnessTest {
   /** Longer than the first reconnect delay (1 s + 30% jitter): a reconnect would show by then. */
   static final long NO_RECONNECT_WINDOW_MS = 2500;
-
-  static Harness h;
-
-  @BeforeAll
-  static void start() throws Exception {
-    h = Harness.start();
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    Tracked.closeAll();
-    if (h != null) h.close();
-  }
 
   @Test
   void checklist01LoginAndHandshakeParameters() throws Exception {

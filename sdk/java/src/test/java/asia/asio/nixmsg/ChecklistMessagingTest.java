@@ -9,41 +9,21 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import asia.asio.nixmsg.testing.Harness;
+import asia.asio.nixmsg.testing.HarnessTest;
 import asia.asio.nixmsg.testing.Proxy;
 import asia.asio.nixmsg.testing.Tracked;
-import java.util.ArrayList;
 import java.util.Collections;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
  * Checklist items 2, 3, 4 and 11 (spec 9 接入清单): one-to-one messages, sends across a
  * disconnect, resends and lost acks, and the local size limit.
  */
-class ChecklistMessagingTest {
-  static Harness h;
-  static final List<Proxy> proxies = new ArrayList<>();
-
-  @BeforeAll
-  static void start() throws Exception {
-    h = Harness.start();
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    Tracked.closeAll();
-    for (Proxy p : proxies) p.close();
-    if (h != null) h.close();
-  }
-
+class ChecklistMessagingTest extends HarnessTest {
   static Proxy proxy() throws Exception {
-    Proxy p = Proxy.start(h.address());
-    proxies.add(p);
-    return p;
+    return closeAtEnd(Proxy.start(h.address()));
   }
 
   static String via(Proxy p) {

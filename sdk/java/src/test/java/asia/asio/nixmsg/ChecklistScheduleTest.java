@@ -6,29 +6,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import asia.asio.nixmsg.testing.Harness;
+import asia.asio.nixmsg.testing.HarnessTest;
 import asia.asio.nixmsg.testing.Tracked;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
  * Checklist items 5, 6 and 7 (spec 9 接入清单): recall within a delay, scheduled sends, and
  * keeping messages for offline recipients.
  */
-class ChecklistScheduleTest {
-  static Harness h;
-
-  @BeforeAll
-  static void start() throws Exception {
-    h = Harness.start();
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    Tracked.closeAll();
-    if (h != null) h.close();
-  }
-
+class ChecklistScheduleTest extends HarnessTest {
   @Test
   void checklist05RecallWithinDelay() throws Exception {
     Harness.Endpoint ea = h.endpoint();

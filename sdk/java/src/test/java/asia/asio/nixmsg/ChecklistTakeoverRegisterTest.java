@@ -7,27 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import asia.asio.nixmsg.testing.Harness;
+import asia.asio.nixmsg.testing.HarnessTest;
 import asia.asio.nixmsg.testing.Proxy;
 import asia.asio.nixmsg.testing.Tracked;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** Checklist items 10 and 12 (spec 9 接入清单): takeover by a second login, and registration. */
-class ChecklistTakeoverRegisterTest {
-  static Harness h;
-
-  @BeforeAll
-  static void start() throws Exception {
-    h = Harness.start();
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    Tracked.closeAll();
-    if (h != null) h.close();
-  }
-
+class ChecklistTakeoverRegisterTest extends HarnessTest {
   @Test
   void checklist10SecondLoginKicksFirstWhichDoesNotReconnect() throws Exception {
     Harness.Endpoint ep = h.endpoint();

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import asia.asio.nixmsg.testing.Harness;
+import asia.asio.nixmsg.testing.HarnessTest;
 import asia.asio.nixmsg.testing.Tracked;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
@@ -18,8 +19,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -29,26 +28,13 @@ import org.junit.jupiter.api.Timeout;
  * Mirrors sdk/ts/test/integration/checklist_weak_network.test.ts step by step, with the harness's
  * toxiproxy commands only.
  */
-class ChecklistWeakNetworkTest {
+class ChecklistWeakNetworkTest extends HarnessTest {
   static final int N = 100;
   static final int BATCH = 10;
   static final int KEEPALIVE_B = 10; // the SDK's smallest keep-alive, in seconds
   static final long STEP_MS = 30_000;
   static final Predicate<ConnectionEvent> RECONNECTING =
       e -> e.state() == ConnectionState.RECONNECTING;
-
-  static Harness h;
-
-  @BeforeAll
-  static void start() throws Exception {
-    h = Harness.start();
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    Tracked.closeAll();
-    if (h != null) h.close();
-  }
 
   /** A harness command from alternating keys and values. */
   static JsonElement command(String cmd, Object... fields) throws Exception {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import asia.asio.nixmsg.testing.Harness;
+import asia.asio.nixmsg.testing.HarnessTest;
 import asia.asio.nixmsg.testing.Proxy;
 import asia.asio.nixmsg.testing.Tracked;
 import java.util.ArrayList;
@@ -12,8 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,20 +20,7 @@ import org.junit.jupiter.api.Test;
  * replayed with the same id, pushes repeated after a lost ack are deduplicated, and every send
  * resolves.
  */
-class FlakyNetworkTest {
-  static Harness h;
-
-  @BeforeAll
-  static void start() throws Exception {
-    h = Harness.start();
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    Tracked.closeAll();
-    if (h != null) h.close();
-  }
-
+class FlakyNetworkTest extends HarnessTest {
   @Test
   void everyMessageArrivesOnceWhileBothSidesAreCutRepeatedly() throws Exception {
     Harness.Endpoint ea = h.endpoint();

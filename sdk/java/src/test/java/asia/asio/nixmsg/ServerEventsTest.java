@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import asia.asio.nixmsg.testing.Harness;
+import asia.asio.nixmsg.testing.HarnessTest;
 import asia.asio.nixmsg.testing.Proxy;
 import asia.asio.nixmsg.testing.Tracked;
 import com.google.gson.JsonObject;
@@ -18,8 +19,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,20 +26,7 @@ import org.junit.jupiter.api.Test;
  * fatal frames, admin kicks, revoked frames, manual acks, rate limiting, presence, the directory
  * and group events.
  */
-class ServerEventsTest {
-  static Harness h;
-
-  @BeforeAll
-  static void start() throws Exception {
-    h = Harness.start();
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    Tracked.closeAll();
-    if (h != null) h.close();
-  }
-
+class ServerEventsTest extends HarnessTest {
   static String via(Proxy p) {
     return "ws://" + p.address() + "/mqtt";
   }
