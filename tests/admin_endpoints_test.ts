@@ -150,10 +150,14 @@ Deno.test("kick only disconnects: no fatal frame, and a fresh connect with the s
     assert.equal(back.client.connected, true);
     await back.client.close();
     // The client's close lands on the server a moment later: wait until it is offline there.
-    await waitFor(async () => {
-      const got = await admin.get("/api/admin/endpoints/dev2");
-      return (got.data.item as Item).online === false;
-    }, "dev2 offline on the server", 5000);
+    await waitFor(
+      async () => {
+        const got = await admin.get("/api/admin/endpoints/dev2");
+        return (got.data.item as Item).online === false;
+      },
+      "dev2 offline on the server",
+      5000,
+    );
     const idle = await admin.post("/api/admin/endpoints/dev2/kick");
     assert.equal(idle.data.kicked, false, "nobody to kick");
     assert.equal((await admin.post("/api/admin/endpoints/nobody/kick")).status, 404);
