@@ -126,3 +126,42 @@ Deno.test("backup while serving gives a database that passes integrity_check; he
     await home.cleanup();
   }
 });
+
+Deno.test("a SIGTERM during start-up still ends serve in order, with exit code 0", async () => {
+  const home = await makeTestHome();
+  try {
+    assert.equal((await runCli(home, ["admin", "init"])).code, 0);
+    const root = new URL("../", import.meta.url).pathname;
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--quiet",
+        "--allow-all",
+        "--config",
+        `${root}deno.json`,
+        `${root}server/main.ts`,
+        "serve",
+      ],
+      env: home.env,
+      cwd: home.dir,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    const lines: string[] = [];
+    let signalled = false;
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+      lines.push(...chunk.split("\n").filter((l) => l !== ""));
+      // The first log line comes from start-up, before the server is serving.
+      if (!signalled && lines.length > 0) {
+        signalled = true;
+        child.kill("SIGTERM");
+      }
+    }
+    const status = await child.status;
+    assert.equal(status.code, 0, lines.join("\n"));
+    assert.ok(lines.some((l) => l.includes('"nixmsg stopped"')), lines.join("\n"));
+  } finally {
+    await home.cleanup();
+  }
+});

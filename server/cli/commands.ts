@@ -121,9 +121,12 @@ export const commands: Record<string, Command> = {
       const log = new Logger(config.log.level);
       // issue 10: no error from one broken peer may end the process.
       const uninstall = installCrashGuard(log);
+      // Listened for before serving: a SIGTERM right after "nixmsg serving" (or during start-up)
+      // still shuts down in order (spec 7.8) instead of ending the process with status 143.
+      const signal = stopSignal();
       try {
         const server = await startServer(config, log);
-        await waitForStopSignal();
+        await signal.received;
         await server.close();
         return 0;
       } catch (err) {
@@ -135,6 +138,7 @@ export const commands: Record<string, Command> = {
         io.err(`Cannot start: ${(err as Error).message}`);
         return 1;
       } finally {
+        signal.cancel();
         uninstall();
       }
     },
@@ -275,14 +279,19 @@ log:
   level: info
 `;
 
-function waitForStopSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = () => {
-      Deno.removeSignalListener("SIGINT", stop);
-      Deno.removeSignalListener("SIGTERM", stop);
-      resolve();
-    };
-    Deno.addSignalListener("SIGINT", stop);
-    Deno.addSignalListener("SIGTERM", stop);
-  });
+/** SIGINT or SIGTERM, listened for from the call on; `cancel` removes the listeners. */
+function stopSignal(): { received: Promise<void>; cancel(): void } {
+  let resolve!: () => void;
+  const received = new Promise<void>((r) => (resolve = r));
+  const cancel = () => {
+    Deno.removeSignalListener("SIGINT", stop);
+    Deno.removeSignalListener("SIGTERM", stop);
+  };
+  const stop = () => {
+    cancel();
+    resolve();
+  };
+  Deno.addSignalListener("SIGINT", stop);
+  Deno.addSignalListener("SIGTERM", stop);
+  return { received, cancel };
 }
