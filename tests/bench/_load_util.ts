@@ -4,7 +4,7 @@ import { join } from "node:path";
 import mqtt, { type MqttClient } from "mqtt";
 import { makeTestHome, runCli, type TestHome } from "../helpers/server_process.ts";
 import { TEST_POOL_PARAMS } from "../helpers/test_server.ts";
-import { PasswordPool } from "../../server/auth/password_pool.ts";
+import { type Argon2Params, PasswordPool } from "../../server/auth/password_pool.ts";
 import { openDb } from "../../server/store/db.ts";
 import { migrate } from "../../server/store/migrations.ts";
 import { dbPath } from "../../server/app/paths.ts";
@@ -17,19 +17,21 @@ export type Frame = Record<string, unknown> & { type: string };
 
 /**
  * A temp home whose database already holds the admin password and `ids` as endpoints (there is
- * no admin API yet), all with `password` hashed at the cheap test cost.
+ * no admin API yet), all with `password` hashed at `params` (default: the cheap test cost, which
+ * the server verifies and then replaces at its own cost on the first login).
  */
 export async function prepareHome(
   overrides: Record<string, unknown>,
   ids: readonly string[],
   password: string,
+  params: Argon2Params = TEST_POOL_PARAMS,
 ): Promise<TestHome> {
   const home = await makeTestHome(overrides);
   const init = await runCli(home, ["admin", "init"]);
   if (init.code !== 0) throw new Error(`admin init failed: ${init.stderr}`);
   const path = dbPath(home.dataDir);
   migrate(path, { backupDir: join(home.dataDir, "backup") });
-  const hash = await new PasswordPool({ params: TEST_POOL_PARAMS }).hash(password);
+  const hash = await new PasswordPool({ params }).hash(password);
   const db = openDb(path);
   try {
     db.exec("BEGIN");
@@ -95,10 +97,21 @@ export interface ChildServer {
   kill(): void;
 }
 
-/** Starts `nixmsg serve` in `home` and resolves once it logs "nixmsg serving". */
-export async function startChildServer(home: TestHome, timeoutMs = 30_000): Promise<ChildServer> {
-  const child = new Deno.Command(Deno.execPath(), {
+/**
+ * Starts `nixmsg serve` in `home` and resolves once it logs "nixmsg serving". `wrap` runs it under
+ * another command that execs it, e.g. `["prlimit", "--nofile=65536:65536", "--"]` to raise its
+ * open-files limit (the process id stays the server's).
+ */
+export async function startChildServer(
+  home: TestHome,
+  timeoutMs = 30_000,
+  wrap: readonly string[] = [],
+): Promise<ChildServer> {
+  const command = wrap.length > 0 ? wrap[0] : Deno.execPath();
+  const child = new Deno.Command(command, {
     args: [
+      ...wrap.slice(1),
+      ...(wrap.length > 0 ? [Deno.execPath()] : []),
       "run",
       "--quiet",
       "--allow-all",
