@@ -30,6 +30,13 @@ export interface AcceptorOptions {
 const CHECK_MS = 2000;
 const IMPAIRED_CHECK_MS = 1000;
 const PROBE_MS = 2000;
+/**
+ * The accept queue length asked of the kernel, which caps it at `net.core.somaxconn` (4096 by
+ * default since Linux 5.4). Node's default of 511 drops the SYNs of a reconnect storm after a
+ * restart while the event loop is busy, and each dropped client waits 1 s or more to retry
+ * (issue 19: thousands of clients at once).
+ */
+export const LISTEN_BACKLOG = 65535;
 
 /** One listening socket with its accept watchdog. */
 export class Acceptor {
@@ -97,7 +104,8 @@ export class Acceptor {
     const server = this.#server;
     return new Promise<void>((resolve, reject) => {
       server.once("error", reject);
-      server.listen(port, host === "" ? undefined : host, () => {
+      const options = { port, host: host === "" ? undefined : host, backlog: LISTEN_BACKLOG };
+      server.listen(options, () => {
         server.off("error", reject);
         resolve();
       });
