@@ -214,6 +214,8 @@ export interface AckResult {
   receipts: ReceiptRow[];
   /** The connection it had been pushed to, when this ack accepted it: stop its ack timer. */
   wasPushedTo: string | null;
+  /** True when this ack ended the message's last pending delivery (spec 7.6 收尾). */
+  completed: boolean;
 }
 
 /**
@@ -235,8 +237,14 @@ export function ackDelivery(db: DatabaseSync, args: AckArgs, now: number): AckRe
     const r = prepareCached(db, SQL_ACCEPT).run(now, msg.seq, args.endpointId);
     if (Number(r.changes) > 0) {
       noteReceipt(db, receipts, msg, args.endpointId, "accepted", "", now);
-      finalize(db, msg.seq);
-      return { result: "accepted", changed: true, receipts, wasPushedTo: d.pushed_conn };
+      const completed = finalize(db, msg.seq);
+      return {
+        result: "accepted",
+        changed: true,
+        receipts,
+        wasPushedTo: d.pushed_conn,
+        completed,
+      };
     }
   }
   // Lost the race (spec 7.1): answer the state as it stands now.
@@ -245,7 +253,7 @@ export function ackDelivery(db: DatabaseSync, args: AckArgs, now: number): AckRe
     | undefined;
   const state = after?.state ?? d.state;
   if (state === "pending") throw new Error("Delivery stayed pending after a conditional accept");
-  return { result: state, changed: false, receipts, wasPushedTo: null };
+  return { result: state, changed: false, receipts, wasPushedTo: null, completed: false };
 }
 
 /** Args of `delivery.expire`. */

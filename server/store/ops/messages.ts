@@ -49,7 +49,7 @@ const SQL_SAVEPOINT_ONE = "SAVEPOINT dispatch_one";
 const SQL_RELEASE_ONE = "RELEASE dispatch_one";
 const SQL_ROLLBACK_ONE = "ROLLBACK TO dispatch_one";
 const SQL_RECALL_PENDING = `UPDATE deliveries SET state = 'recalled', reason = '', updated_at = ?
-  WHERE seq = ? AND state = 'pending' RETURNING endpoint_id, pushed_conn`;
+  WHERE seq = ? AND +state = 'pending' RETURNING endpoint_id, pushed_conn`;
 
 /** Args of `message.submit`; the caller has parsed, sized and fingerprinted the request. */
 export interface SubmitArgs {
