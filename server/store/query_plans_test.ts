@@ -11,7 +11,16 @@ import { migrate } from "./migrations.ts";
 const SERVER = new URL("../", import.meta.url).pathname;
 const STATEMENT = /const (SQL_[A-Z0-9_]+)\s*=\s*(?:`([^`$]*)`|"([^"]*)")/g;
 /** Statements that are meant to visit every delivery in a state (startup sweeps, counts). */
-const WALKS_A_STATE = new Set(["SQL_RECOVER_DELIVERIES", "SQL_LATENCY_AT", "SQL_OVERVIEW"]);
+const WALKS_A_STATE = new Set(["SQL_RECOVER_DELIVERIES", "SQL_OVERVIEW"]);
+/** Statements and the index their plan must search (not scan the whole table). */
+const MUST_SEARCH: Record<string, string> = {
+  // The console's overview, every 10 s: only the deliveries that finished in the window.
+  SQL_OUTCOMES: "SEARCH deliveries USING INDEX idx_deliveries_finished (updated_at>? AND",
+  SQL_LATENCY_AT: "SEARCH deliveries USING INDEX idx_deliveries_finished (updated_at>? AND",
+  SQL_ANY_PENDING: "SEARCH deliveries USING INDEX sqlite_autoindex_deliveries_1 (seq=?)",
+  SQL_RECALL_PENDING: "SEARCH deliveries USING INDEX sqlite_autoindex_deliveries_1 (seq=?)",
+  SQL_PENDING_RECEIPTS: "SEARCH receipts USING INDEX idx_receipts_outbox",
+};
 
 function sourceFiles(dir: string, out: string[] = []): string[] {
   for (const e of Deno.readDirSync(dir)) {
@@ -22,13 +31,14 @@ function sourceFiles(dir: string, out: string[] = []): string[] {
   return out;
 }
 
-Deno.test("no statement walks every pending delivery to find those of one message", () => {
+Deno.test("statements search the index meant for them, never every pending delivery", () => {
   const dir = Deno.makeTempDirSync();
   try {
     const path = join(dir, "plans.db");
     migrate(path, { backupDir: join(dir, "backup") });
     const db = new DatabaseSync(path);
     const bad: string[] = [];
+    const found = new Set<string>();
     let checked = 0;
     for (const file of sourceFiles(SERVER)) {
       for (const m of Deno.readTextFileSync(file).matchAll(STATEMENT)) {
@@ -41,11 +51,17 @@ Deno.test("no statement walks every pending delivery to find those of one messag
         checked++;
         const walks = plan.some((d) => d.includes("idx_deliveries_expire (state=?)"));
         if (walks && !WALKS_A_STATE.has(m[1])) bad.push(`${m[1]} (${file}): ${plan.join("; ")}`);
+        const must = MUST_SEARCH[m[1]];
+        if (must !== undefined) {
+          found.add(m[1]);
+          if (!plan.some((d) => d.includes(must))) bad.push(`${m[1]}: ${plan.join("; ")}`);
+        }
       }
     }
     db.close();
     assert.ok(checked > 100, `only ${checked} statements found: did the pattern break?`);
     assert.deepEqual(bad, []);
+    assert.deepEqual([...found].sort(), Object.keys(MUST_SEARCH).sort(), "every listed statement");
   } finally {
     Deno.removeSync(dir, { recursive: true });
   }
