@@ -156,7 +156,8 @@ Deno.test("a database newer than this build is refused", () =>
       () => migrate(path, { backupDir: join(dir, "backup") }),
       (err: unknown) =>
         err instanceof MigrationError &&
-        err.message === `Database schema version 99 is newer than this build supports (${SCHEMA_VERSION})`,
+        err.message ===
+          `Database schema version 99 is newer than this build supports (${SCHEMA_VERSION})`,
     );
     assert.equal(existsSync(join(dir, "backup")), false);
   }));

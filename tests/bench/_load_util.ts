@@ -103,7 +103,9 @@ export async function startChildServer(home: TestHome, timeoutMs = 30_000): Prom
       "--quiet",
       "--allow-all",
       // NIXMSG_BENCH_INSPECT=host:port opens the V8 inspector there, for cpu_profile.ts.
-      ...(Deno.env.get("NIXMSG_BENCH_INSPECT") ? [`--inspect=${Deno.env.get("NIXMSG_BENCH_INSPECT")}`] : []),
+      ...(Deno.env.get("NIXMSG_BENCH_INSPECT")
+        ? [`--inspect=${Deno.env.get("NIXMSG_BENCH_INSPECT")}`]
+        : []),
       "--config",
       join(ROOT, "deno.json"),
       join(ROOT, "server/main.ts"),

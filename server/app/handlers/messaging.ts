@@ -15,6 +15,7 @@ import { canonicalMeta } from "./meta.ts";
 import { crashPoint } from "../../config/crash_point.ts";
 import { decideTalk, isStale } from "../talk.ts";
 import { msgFieldsOfSend } from "../messaging/frames.ts";
+import type { ClaimedDelivery } from "../../store/ops/deliveries.ts";
 
 const SQL_SEND_KEY_EXISTS = "SELECT 1 AS x FROM send_keys WHERE sender_id = ? AND msg_id = ?";
 
@@ -108,14 +109,25 @@ const send: Handler<"send"> = ({ app, conn, write, earlier }, frame) =>
 
 /** spec 6.3, 7.6: any pending delivery of the acker; repeats succeed; final states reported. */
 const ack: Handler<"ack"> = async ({ app, conn, write }, frame) => {
-  const r = await write("delivery.ack", {
-    endpointId: conn.endpointId,
-    from: frame.from,
-    id: frame.id,
-  });
-  app.messaging.acked(conn.endpointId, frame.from, frame.id, r.wasPushedTo, r.completed);
-  app.messaging.apply({ receipts: r.receipts, framesSettled: true });
-  return { result: r.result };
+  // The connection's push loop may lend its claim: the ack op then also marks what the freed
+  // window slot takes, saving a writer round trip per message (issue 19).
+  const ticket = app.messaging.lendClaim(conn.code, frame.from, frame.id);
+  let claimed: readonly ClaimedDelivery[] | null = null;
+  try {
+    const r = await write("delivery.ack", {
+      endpointId: conn.endpointId,
+      from: frame.from,
+      id: frame.id,
+      ...(ticket ? { claim: { connCode: ticket.connCode, limit: ticket.limit } } : {}),
+    });
+    const lentBy = ticket ? conn.code : null;
+    app.messaging.acked(conn.endpointId, frame.from, frame.id, r.wasPushedTo, r.completed, lentBy);
+    app.messaging.apply({ receipts: r.receipts, framesSettled: true });
+    claimed = r.claimed;
+    return { result: r.result };
+  } finally {
+    ticket?.done(claimed);
+  }
 };
 
 /** spec 6.4, 7.6: recall; pushed deliveries get a best-effort `revoked`. */

@@ -2,6 +2,7 @@ import type { ReceiptRow } from "../../store/ops/receipts.ts";
 import type { RevokeReason } from "../../protocol/frames.ts";
 import type { Bookkeeping } from "./bookkeeping.ts";
 import type { MsgFrameFields } from "./frames.ts";
+import type { ClaimTicket } from "./push_loop.ts";
 
 /** A `revoked` frame owed to a connection that was pushed a delivery (spec 6.4, 7.6). */
 export interface RevokedNotice {
@@ -42,6 +43,7 @@ export interface Messaging {
   /**
    * A recipient acked `from`/`id`; frees the window slot where it was pushed (spec 6.3).
    * `completed`: the ack ended the message's last pending delivery, so its frame can go.
+   * `lentBy`: the connection whose push loop lent its claim to this ack (it needs no wake).
    */
   acked(
     endpointId: string,
@@ -49,7 +51,13 @@ export interface Messaging {
     id: string,
     pushedTo: string | null,
     completed: boolean,
+    lentBy?: string | null,
   ): void;
+  /**
+   * The push loop of connection `connCode` lends its claim to the ack of `from`/`id` arriving
+   * there (see {@link ClaimTicket}); null when it cannot.
+   */
+  lendClaim(connCode: string, from: string, id: string): ClaimTicket | null;
   /** A `send` just committed message `seq` as dispatched: cache its frame for the push. */
   prime(seq: number, msg: MsgFrameFields): void;
   /** A sender acked a receipt on connection `connCode` (spec 6.4). */

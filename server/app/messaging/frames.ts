@@ -8,7 +8,8 @@ import type { RevokedNotice } from "./effects.ts";
 /** Most bytes of encoded `msg` frames kept for reuse across recipients (spec 7.5). */
 const CACHE_BYTES = 64 * 1024 * 1024;
 
-const SQL_ANY_PENDING = "SELECT 1 AS x FROM deliveries WHERE seq = ? AND +state = 'pending' LIMIT 1";
+const SQL_ANY_PENDING =
+  "SELECT 1 AS x FROM deliveries WHERE seq = ? AND +state = 'pending' LIMIT 1";
 
 /** The message a claimed delivery expects at `seq` (a `ClaimedDelivery` fits). */
 export interface FrameKey {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { addEndpoint, send, T0, testDb } from "../../store/ops/_testing.ts";
-import { MsgFrameCache, msgFieldsOfSend } from "./frames.ts";
+import { msgFieldsOfSend, MsgFrameCache } from "./frames.ts";
 import { parseRequest } from "../../protocol/parse.ts";
 import { TEST_LIMITS } from "../../protocol/fixtures.ts";
 import { canonicalMeta } from "../handlers/meta.ts";
@@ -61,7 +61,7 @@ Deno.test("MsgFrameCache.release() drops a frame only when no delivery of its me
 
 Deno.test("a frame primed from the send request is byte for byte the one built from the stored row", () => {
   const cases: Record<string, unknown>[] = [
-    { enc: "utf8", content_type: "text/plain", data: "héllo \u{1F600} \"q\" \\ \n" },
+    { enc: "utf8", content_type: "text/plain", data: 'héllo \u{1F600} "q" \\ \n' },
     { enc: "base64", content_type: "application/octet-stream", data: "AAEC/w==" },
   ];
   for (const [i, body] of cases.entries()) {

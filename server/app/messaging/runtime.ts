@@ -7,7 +7,7 @@ import type { HousekeepingCursor, HousekeepingResult } from "../../store/ops/hou
 import type { Effects, Messaging } from "./effects.ts";
 import { Bookkeeping } from "./bookkeeping.ts";
 import { MsgFrameCache, type MsgFrameFields, revokedFrame } from "./frames.ts";
-import { PushLoop } from "./push_loop.ts";
+import { type ClaimTicket, PushLoop } from "./push_loop.ts";
 import { ReceiptPusher } from "./receipt_pusher.ts";
 import { Semaphore } from "./semaphore.ts";
 
@@ -127,11 +127,16 @@ export class MessagingRuntime implements Messaging {
     id: string,
     pushedTo: string | null,
     completed: boolean,
+    lentBy: string | null = null,
   ): void {
     const loop = (pushedTo ? this.#push.get(pushedTo) : undefined) ?? this.#pushLoopOf(endpointId);
-    loop?.acked(from, id);
+    loop?.acked(from, id, loop.conn.code !== lentBy);
     // The last delivery of a message ended: drop its frame (a group's stays for the others).
     if (completed) this.#frames.completed(from, id);
+  }
+
+  lendClaim(connCode: string, from: string, id: string): ClaimTicket | null {
+    return this.#stopped ? null : this.#push.get(connCode)?.lendClaim(from, id) ?? null;
   }
 
   prime(seq: number, msg: MsgFrameFields): void {

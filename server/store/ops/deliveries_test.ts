@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { DatabaseSync } from "node:sqlite";
 import { OpError } from "../op_error.ts";
+import { BatchRunner } from "../batch.ts";
 import { addEndpoint, addGroup, binaryArgs, T0, testDb } from "./_testing.ts";
 import { connected, resetOpsContext } from "./context.ts";
 import {
@@ -211,6 +212,7 @@ Deno.test("ack accepts a pending delivery pushed to any connection, once", () =>
     receipts: [],
     wasPushedTo: null,
     completed: false,
+    claimed: [],
   });
   assert.equal(receipts(db).length, 1);
 });
@@ -245,7 +247,14 @@ Deno.test("ack of a delivery that already ended answers its final state", () => 
     const r = ackDelivery(db, { endpointId: "b", from: "a", id: "m" }, T0 + TTL_MS + 1);
     assert.deepEqual(
       r,
-      { result: c.want, changed: false, receipts: [], wasPushedTo: null, completed: false },
+      {
+        result: c.want,
+        changed: false,
+        receipts: [],
+        wasPushedTo: null,
+        completed: false,
+        claimed: [],
+      },
       c.name,
     );
     assert.deepEqual(receipts(db), before, c.name);
@@ -309,4 +318,36 @@ Deno.test("ack reports completed only when it ends a group message's last pendin
   assert.deepEqual([b.changed, b.completed], [true, false], "c's delivery is still pending");
   const c = ackDelivery(db, { endpointId: "c", from: "a", id: "gm" }, T0 + 2);
   assert.deepEqual([c.changed, c.completed], [true, true]);
+});
+
+Deno.test("an ack with a lent claim marks the next deliveries in order, up to its limit", () => {
+  const db = freshDb();
+  const seqs = ["m1", "m2", "m3", "m4"].map((id) => send(db, id));
+  claimDeliveries(db, { endpointId: "b", connCode: "k1", limit: 1 }, T0);
+  const r = ackDelivery(db, {
+    endpointId: "b",
+    from: "a",
+    id: "m1",
+    claim: { connCode: "k1", limit: 2 },
+  }, T0 + 1);
+  assert.equal(r.result, "accepted");
+  assert.deepEqual(r.claimed.map((c) => c.msgId), ["m2", "m3"]);
+  assert.deepEqual(
+    seqs.map((s) => row(db, s).pushed_conn),
+    ["k1", "k1", "k1", null],
+    "m1 keeps its mark (now accepted), m2 and m3 are marked, m4 waits",
+  );
+  assert.equal(row(db, seqs[0]).state, "accepted");
+});
+
+Deno.test("an ack that fails rolls its lent claim back with it", () => {
+  const db = freshDb();
+  const seq = send(db, "m1");
+  const args = { endpointId: "b", from: "a", id: "nope", claim: { connCode: "k1", limit: 4 } };
+  const ops = { "delivery.ack": ackDelivery };
+  const runner = new BatchRunner(db, ops);
+  const out = runner.run([[1, "delivery.ack", args, T0]]);
+  assert.equal(out.ok, true);
+  assert.equal(out.ok && out.results[0][1], false, "not_found");
+  assert.equal(row(db, seq).pushed_conn, null, "the claim went with the failed ack");
 });

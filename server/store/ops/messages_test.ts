@@ -444,6 +444,7 @@ Deno.test("ack after recall returns the final state", () => {
     receipts: [],
     wasPushedTo: null,
     completed: false,
+    claimed: [],
   });
   assert.deepEqual(receiptStates(db), []);
 });
