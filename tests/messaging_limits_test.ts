@@ -126,3 +126,48 @@ Deno.test("more big frames than the server-wide big-frame slots all arrive", asy
     assert.deepEqual(bodies, Array.from({ length: n }, (_, i) => String(i).padEnd(65 * 1024, ".")));
   });
 });
+
+Deno.test("acks that claim into the slot they free keep the window, the push order and each message once", async () => {
+  const window = 3;
+  await withServer(
+    { limits: { delivery_window: window, requests_per_second: 1_000_000 } },
+    async (h) => {
+      await h.endpoints("a", "c", "b");
+      const senders = [await h.online("a"), await h.online("c")];
+      const n = 40;
+      const ids = Array.from({ length: n }, (_, i) => `q${String(i).padStart(2, "0")}`);
+      // Queued while b is offline: b's window is full from its first push on, so each ack finds
+      // the push loop idle and lends it the claim of the next message.
+      for (const [i, id] of ids.entries()) {
+        await senders[i % 2].request(sendNowFrame(id, "b", id, KEEP));
+      }
+      let mostMarked = 0;
+      const off = h.t.server.writer.onCommit(() => {
+        mostMarked = Math.max(mostMarked, pushedIds(h.t, "b").length);
+      });
+      const b = await h.online("b");
+      const acks: Promise<unknown>[] = [];
+      const acked = new Set<unknown>();
+      const ackNew = () => {
+        for (const f of msgs(b)) {
+          if (acked.has(f.id)) continue;
+          acked.add(f.id);
+          acks.push(b.request({ type: "ack", from: f.from, id: f.id }));
+        }
+      };
+      // Acks go out as messages arrive, without waiting for the answers.
+      b.mqtt.on("message", () => queueMicrotask(ackNew));
+      ackNew();
+      await b.until(() => acked.size === n, "every message pushed and acked");
+      await Promise.all(acks);
+      off();
+      assert.ok(mostMarked <= window, `at most ${window} pushed and unacked (saw ${mostMarked})`);
+      assert.equal(msgIds(b).length, n, "each message once");
+      for (const [i, s] of senders.entries()) {
+        const own = msgIds(b).filter((id) => ids.indexOf(String(id)) % 2 === i);
+        assert.deepEqual(own, ids.filter((_, k) => k % 2 === i), `${s.id}'s messages in order`);
+      }
+      assert.deepEqual(pushedIds(h.t, "b"), [], "nothing left marked");
+    },
+  );
+});

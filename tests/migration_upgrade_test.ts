@@ -11,7 +11,7 @@ import { seedEndpoints } from "./helpers/store_seed.ts";
 import { dbPath, ensureDataDir } from "../server/app/paths.ts";
 import { PasswordPool } from "../server/auth/password_pool.ts";
 import { openDb } from "../server/store/db.ts";
-import { currentVersion, migrate, MIGRATIONS } from "../server/store/migrations.ts";
+import { currentVersion, migrate, MIGRATIONS, SCHEMA_VERSION } from "../server/store/migrations.ts";
 import { ackDelivery, claimDeliveries } from "../server/store/ops/deliveries.ts";
 import { submitMessage } from "../server/store/ops/messages.ts";
 import { binaryArgs } from "../server/store/ops/_testing.ts";
@@ -51,7 +51,7 @@ Deno.test("a server upgrades a populated version-1 database, delivers what it he
   const clients = [];
   try {
     const check = openDb(path, { readOnly: true });
-    assert.equal(currentVersion(check), 2);
+    assert.equal(currentVersion(check), SCHEMA_VERSION);
     check.close();
     const backups = readdirSync(join(dataDir, "backup")).filter((f) => f.startsWith("pre-"));
     assert.equal(backups.length, 1, "the upgrade took one VACUUM INTO copy");

@@ -87,7 +87,7 @@ const SQL_SUBMITTED = `SELECT count(*) AS n FROM messages WHERE created_at > ? A
 const SQL_OUTCOMES = `SELECT state, reason, count(*) AS n FROM deliveries
   WHERE updated_at > ? AND updated_at <= ? AND state <> 'pending' GROUP BY state, reason`;
 const SQL_LATENCY_AT = `SELECT updated_at - send_at AS ms FROM deliveries
-  WHERE state = 'accepted' AND updated_at > ? AND updated_at <= ?
+  WHERE state <> 'pending' AND +state = 'accepted' AND updated_at > ? AND updated_at <= ?
   ORDER BY ms LIMIT 1 OFFSET ?`;
 
 /** The `q` quantile (0..1) rank among `n` sorted values, nearest-rank. */

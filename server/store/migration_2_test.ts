@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import { openDb } from "./db.ts";
-import { currentVersion, migrate, MIGRATIONS } from "./migrations.ts";
+import { currentVersion, migrate, MIGRATIONS, SCHEMA_VERSION } from "./migrations.ts";
 import { resetOpsContext } from "./ops/context.ts";
 import { ackDelivery, claimDeliveries } from "./ops/deliveries.ts";
 import { addEndpoint, binaryArgs, T0 } from "./ops/_testing.ts";
@@ -87,7 +87,7 @@ Deno.test("a populated version-1 database is backed up, upgraded with its rows i
 
     const result = migrate(path, { backupDir, now: T0 + 1000 });
     assert.equal(result.from, 1);
-    assert.equal(result.to, 2);
+    assert.equal(result.to, SCHEMA_VERSION);
     assert.ok(result.backupPath !== null, "an upgrade takes a backup first");
 
     // The VACUUM INTO copy is the version-1 database as it was, complete.
@@ -102,7 +102,7 @@ Deno.test("a populated version-1 database is backed up, upgraded with its rows i
     const db = openDb(path);
     try {
       resetOpsContext();
-      assert.equal(currentVersion(db), 2);
+      assert.equal(currentVersion(db), SCHEMA_VERSION);
       assert.deepEqual(dumpAll(db), before, "every row keeps its values and ids");
       assert.deepEqual(db.prepare("PRAGMA foreign_key_check").all(), []);
       const sql = (name: string) =>

@@ -7,6 +7,14 @@ import { crashPoint } from "../config/crash_point.ts";
 import { SCHEMA_V1_SQL } from "./schema_v1.ts";
 import { SCHEMA_V2_SQL } from "./schema_v2.ts";
 
+// Migration 3: the console's live overview (server/metrics/history.ts) counts the deliveries
+// that finished in each 10 s window by `updated_at`. Without an index that walked every delivery
+// kept (days of them) on the main thread every 10 s. The index is partial: pending deliveries
+// (updated on every push) never enter it, so a delivery costs one index entry, when it ends.
+const SCHEMA_V3_SQL = `
+CREATE INDEX idx_deliveries_finished ON deliveries(updated_at) WHERE state <> 'pending';
+`;
+
 /** One embedded schema step (spec 7.7: migrations are embedded, ordered SQL). */
 export interface Migration {
   readonly version: number;
@@ -18,6 +26,7 @@ export interface Migration {
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: SCHEMA_V1_SQL },
   { version: 2, name: "AUTOINCREMENT message seq and receipt id", sql: SCHEMA_V2_SQL },
+  { version: 3, name: "finished deliveries by update time", sql: SCHEMA_V3_SQL },
 ];
 
 /** The schema version this build expects. */

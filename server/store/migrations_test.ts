@@ -37,6 +37,7 @@ const INDEXES = [
   "idx_messages_sender_state",
   "idx_deliveries_outbox",
   "idx_deliveries_expire",
+  "idx_deliveries_finished",
   "idx_receipts_outbox",
   "idx_talk_grants_target",
   "idx_group_members_endpoint",
@@ -79,20 +80,21 @@ Deno.test("a new database gets every table and index of spec 7.7 without a backu
   withDir((dir) => {
     const path = join(dir, "nixmsg.db");
     const result = migrate(path, { backupDir: join(dir, "backup"), now: NOW });
-    assert.deepEqual(result, { from: 0, to: 2, backupPath: null });
-    assert.equal(SCHEMA_VERSION, 2);
-    assert.equal(MIGRATIONS.length, 2);
+    assert.deepEqual(result, { from: 0, to: 3, backupPath: null });
+    assert.equal(SCHEMA_VERSION, 3);
+    assert.equal(MIGRATIONS.length, 3);
     assert.equal(existsSync(join(dir, "backup")), false);
     readDb(path, (db) => {
       // Migration 2 rebuilt two tables, which moves them in sqlite_master: compare as sets.
       assert.deepEqual(names(db, "table").sort(), [...TABLES].sort());
       assert.deepEqual(names(db, "index").sort(), [...INDEXES].sort());
-      assert.equal(currentVersion(db), 2);
+      assert.equal(currentVersion(db), 3);
       const rows = db.prepare("SELECT version, applied_at FROM schema_migrations ORDER BY version")
         .all();
       assert.deepEqual(rows.map((r) => ({ ...r })), [
         { version: 1, applied_at: NOW },
         { version: 2, applied_at: NOW },
+        { version: 3, applied_at: NOW },
       ]);
     });
   }));
@@ -102,7 +104,7 @@ Deno.test("an up-to-date database is left alone", () =>
     const path = join(dir, "nixmsg.db");
     migrate(path, { backupDir: join(dir, "backup"), now: NOW });
     const again = migrate(path, { backupDir: join(dir, "backup"), now: NOW + 1 });
-    assert.deepEqual(again, { from: 2, to: 2, backupPath: null });
+    assert.deepEqual(again, { from: 3, to: 3, backupPath: null });
     assert.equal(existsSync(join(dir, "backup")), false);
   }));
 
@@ -154,7 +156,8 @@ Deno.test("a database newer than this build is refused", () =>
       () => migrate(path, { backupDir: join(dir, "backup") }),
       (err: unknown) =>
         err instanceof MigrationError &&
-        err.message === "Database schema version 99 is newer than this build supports (2)",
+        err.message ===
+          `Database schema version 99 is newer than this build supports (${SCHEMA_VERSION})`,
     );
     assert.equal(existsSync(join(dir, "backup")), false);
   }));

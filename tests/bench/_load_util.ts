@@ -115,6 +115,10 @@ export async function startChildServer(
       "run",
       "--quiet",
       "--allow-all",
+      // NIXMSG_BENCH_INSPECT=host:port opens the V8 inspector there, for cpu_profile.ts.
+      ...(Deno.env.get("NIXMSG_BENCH_INSPECT")
+        ? [`--inspect=${Deno.env.get("NIXMSG_BENCH_INSPECT")}`]
+        : []),
       "--config",
       join(ROOT, "deno.json"),
       join(ROOT, "server/main.ts"),

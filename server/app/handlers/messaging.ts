@@ -14,6 +14,8 @@ import { selfRow } from "../endpoint_reads.ts";
 import { canonicalMeta } from "./meta.ts";
 import { crashPoint } from "../../config/crash_point.ts";
 import { decideTalk, isStale } from "../talk.ts";
+import { msgFieldsOfSend } from "../messaging/frames.ts";
+import type { ClaimedDelivery } from "../../store/ops/deliveries.ts";
 
 const SQL_SEND_KEY_EXISTS = "SELECT 1 AS x FROM send_keys WHERE sender_id = ? AND msg_id = ?";
 
@@ -43,9 +45,13 @@ export async function sendAs(
   { write, earlier }: Pipeline = direct(app),
 ): Promise<SendData> {
   const now = app.clock();
-  const self = selfRow(app.reader, senderId);
+  // The endpoint's default delay applies only when the request names no time (spec 6.2).
+  const defaultDelay = frame.send_at_ms === null && frame.delay_ms === null
+    ? selfRow(app.reader, senderId)?.default_delay_ms ?? 0
+    : 0;
   const fingerprint = requestFingerprint(frame);
-  let sendAt = resolveSendAt(frame, now, self?.default_delay_ms ?? 0, app.config.limits);
+  const meta = canonicalMeta(frame.meta);
+  let sendAt = resolveSendAt(frame, now, defaultDelay, app.config.limits);
   if (typeof sendAt !== "number") {
     // spec 7.3 step 2: a repeat of an accepted request must still get its original answer,
     // even if the schedule bound would now refuse it; the op answers duplicates first.
@@ -56,15 +62,14 @@ export async function sendAs(
     sendAt = now;
   }
   const submit = async () => {
+    // Without a talk password the op decides alone on the write connection (a grant or no
+    // password needed), so the main thread reads nothing for it (issue 19).
     // spec 7.3 step 2: a known id is answered from its send key before any talk check, so a
     // repeat never fails on a password (or a lock) that changed after the first commit.
-    const known = prepareCached(app.reader, SQL_SEND_KEY_EXISTS).get(senderId, frame.id);
-    const talk = frame.to.kind === "endpoint" && !known
+    const talk = frame.to.kind === "endpoint" && frame.talk_password &&
+        !prepareCached(app.reader, SQL_SEND_KEY_EXISTS).get(senderId, frame.id)
       ? await decideTalk(app, senderId, frame.to.id, frame.talk_password)
       : undefined;
-    // Without a password a retry cannot verify anything new: the op decides on the write
-    // connection and reports no stale verdict (pipelined sends are queued exactly once).
-    const verdict = talk && !frame.talk_password ? { verdict: talk.verdict } : talk;
     return await write("message.submit", {
       senderId,
       id: frame.id,
@@ -74,12 +79,12 @@ export async function sendAs(
       body: frame.body.bytes,
       bodyEnc: frame.body.enc,
       contentType: frame.body.content_type,
-      meta: canonicalMeta(frame.meta),
+      meta,
       sendAt,
       keep: frame.offline.keep,
       ttlSeconds: frame.offline.ttl_seconds,
       receipt: frame.receipt,
-      ...(verdict ? { talk: verdict } : {}),
+      ...(talk ? { talk } : {}),
     });
   };
   let r;
@@ -90,6 +95,9 @@ export async function sendAs(
     r = await submit(); // the target's talk password changed meanwhile: decide once more
   }
   crashPoint("send_committed");
+  if (r.state === "dispatched" && !r.duplicate && r.seq !== undefined) {
+    app.messaging.prime(r.seq, msgFieldsOfSend(senderId, frame, meta, r.sendAt));
+  }
   app.messaging.apply({ wake: r.wake, receipts: r.receipts });
   if (r.state === "scheduled") app.messaging.scheduled(r.sendAt);
   const data: SendData = { id: frame.id, send_at_ms: r.sendAt, state: r.state };
@@ -101,14 +109,25 @@ const send: Handler<"send"> = ({ app, conn, write, earlier }, frame) =>
 
 /** spec 6.3, 7.6: any pending delivery of the acker; repeats succeed; final states reported. */
 const ack: Handler<"ack"> = async ({ app, conn, write }, frame) => {
-  const r = await write("delivery.ack", {
-    endpointId: conn.endpointId,
-    from: frame.from,
-    id: frame.id,
-  });
-  app.messaging.apply({ receipts: r.receipts });
-  app.messaging.acked(conn.endpointId, frame.from, frame.id, r.wasPushedTo);
-  return { result: r.result };
+  // The connection's push loop may lend its claim: the ack op then also marks what the freed
+  // window slot takes, saving a writer round trip per message (issue 19).
+  const ticket = app.messaging.lendClaim(conn.code, frame.from, frame.id);
+  let claimed: readonly ClaimedDelivery[] | null = null;
+  try {
+    const r = await write("delivery.ack", {
+      endpointId: conn.endpointId,
+      from: frame.from,
+      id: frame.id,
+      ...(ticket ? { claim: { connCode: ticket.connCode, limit: ticket.limit } } : {}),
+    });
+    const lentBy = ticket ? conn.code : null;
+    app.messaging.acked(conn.endpointId, frame.from, frame.id, r.wasPushedTo, r.completed, lentBy);
+    app.messaging.apply({ receipts: r.receipts, framesSettled: true });
+    claimed = r.claimed;
+    return { result: r.result };
+  } finally {
+    ticket?.done(claimed);
+  }
 };
 
 /** spec 6.4, 7.6: recall; pushed deliveries get a best-effort `revoked`. */

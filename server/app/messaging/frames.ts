@@ -1,14 +1,15 @@
 import type { DatabaseSync } from "node:sqlite";
 import { prepareCached } from "../../store/db.ts";
 import { frameSource } from "../../store/queries/status.ts";
-import { encodeBodyData, encodeFrame } from "../../protocol/mod.ts";
+import { encodeBodyData, encodeFrame, type RequestOf } from "../../protocol/mod.ts";
 import type { ReceiptRow } from "../../store/ops/receipts.ts";
 import type { RevokedNotice } from "./effects.ts";
 
 /** Most bytes of encoded `msg` frames kept for reuse across recipients (spec 7.5). */
 const CACHE_BYTES = 64 * 1024 * 1024;
 
-const SQL_ANY_PENDING = "SELECT 1 AS x FROM deliveries WHERE seq = ? AND state = 'pending' LIMIT 1";
+const SQL_ANY_PENDING =
+  "SELECT 1 AS x FROM deliveries WHERE seq = ? AND +state = 'pending' LIMIT 1";
 
 /** The message a claimed delivery expects at `seq` (a `ClaimedDelivery` fits). */
 export interface FrameKey {
@@ -26,6 +27,20 @@ interface CachedFrame {
 }
 
 type Identity = Pick<FrameKey, "senderId" | "msgId" | "sendAt">;
+
+/** What a `msg` frame says (spec 6.3), the body already in its wire form. */
+export interface MsgFrameFields {
+  readonly id: string;
+  readonly senderId: string;
+  readonly destKind: "endpoint" | "group";
+  readonly destId: string;
+  readonly bodyEnc: "utf8" | "base64";
+  readonly contentType: string;
+  /** The body as `body.data` carries it: text for utf8, canonical base64 otherwise. */
+  readonly data: string;
+  readonly meta: Record<string, unknown>;
+  readonly sendAt: number;
+}
 
 function sameMessage(a: Identity, b: Identity): boolean {
   return a.senderId === b.senderId && a.msgId === b.msgId && a.sendAt === b.sendAt;
@@ -75,6 +90,12 @@ export class MsgFrameCache {
     this.#drop(seq);
   }
 
+  /** The message `senderId`/`msgId` completed (an op said so): drops its frame, no read. */
+  completed(senderId: string, msgId: string): void {
+    const seq = this.#seqs.get(msgKey(senderId, msgId));
+    if (seq !== undefined) this.#drop(seq);
+  }
+
   #drop(seq: number): void {
     const hit = this.#frames.get(seq);
     if (hit === undefined) return;
@@ -98,22 +119,36 @@ export class MsgFrameCache {
     if (!src) return null;
     const found: Identity = { senderId: src.senderId, msgId: src.id, sendAt: src.sendAt };
     if (!sameMessage(found, key)) return null;
+    return this.#put(key.seq, {
+      ...src,
+      data: encodeBodyData(src.bodyEnc, src.body),
+      meta: JSON.parse(src.meta),
+    });
+  }
+
+  /**
+   * Caches the frame of message `seq` from the `send` request that just committed it, so the
+   * first push of a fresh message needs no read of its body (issue 19). Same bytes as
+   * {@link MsgFrameCache.get} would build from the stored row.
+   */
+  prime(seq: number, msg: MsgFrameFields): void {
+    if (this.#frames.has(seq)) return;
+    this.#put(seq, msg);
+  }
+
+  #put(seq: number, msg: MsgFrameFields): Uint8Array {
     const bytes = encodeFrame({
       v: 1,
       type: "msg",
-      id: src.id,
-      from: src.senderId,
-      to: { kind: src.destKind, id: src.destId },
-      body: {
-        enc: src.bodyEnc,
-        content_type: src.contentType,
-        data: encodeBodyData(src.bodyEnc, src.body),
-      },
-      meta: JSON.parse(src.meta),
-      send_at_ms: src.sendAt,
+      id: msg.id,
+      from: msg.senderId,
+      to: { kind: msg.destKind, id: msg.destId },
+      body: { enc: msg.bodyEnc, content_type: msg.contentType, data: msg.data },
+      meta: msg.meta,
+      send_at_ms: msg.sendAt,
     });
-    this.#frames.set(key.seq, { bytes, ...found });
-    this.#seqs.set(msgKey(found.senderId, found.msgId), key.seq);
+    this.#frames.set(seq, { bytes, senderId: msg.senderId, msgId: msg.id, sendAt: msg.sendAt });
+    this.#seqs.set(msgKey(msg.senderId, msg.id), seq);
     this.#bytes += bytes.length;
     for (const k of this.#frames.keys()) {
       if (this.#bytes <= CACHE_BYTES) break;
@@ -121,6 +156,29 @@ export class MsgFrameCache {
     }
     return bytes;
   }
+}
+
+/**
+ * The `msg` frame fields of a `send` request as committed: `meta` is its stored (canonical)
+ * text and `sendAt` the committed send time.
+ */
+export function msgFieldsOfSend(
+  senderId: string,
+  frame: RequestOf<"send">,
+  meta: string,
+  sendAt: number,
+): MsgFrameFields {
+  return {
+    id: frame.id,
+    senderId,
+    destKind: frame.to.kind,
+    destId: frame.to.id,
+    bodyEnc: frame.body.enc,
+    contentType: frame.body.content_type,
+    data: frame.body.data,
+    meta: JSON.parse(meta),
+    sendAt,
+  };
 }
 
 /** The `receipt` frame of a receipt row (spec 6.4). */

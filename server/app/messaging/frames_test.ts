@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { addEndpoint, send, T0, testDb } from "../../store/ops/_testing.ts";
-import { MsgFrameCache } from "./frames.ts";
+import { msgFieldsOfSend, MsgFrameCache } from "./frames.ts";
+import { parseRequest } from "../../protocol/parse.ts";
+import { TEST_LIMITS } from "../../protocol/fixtures.ts";
+import { canonicalMeta } from "../handlers/meta.ts";
 
 function decode(bytes: Uint8Array | null): Record<string, unknown> | null {
   return bytes === null ? null : JSON.parse(new TextDecoder().decode(bytes));
@@ -54,4 +57,48 @@ Deno.test("MsgFrameCache.release() drops a frame only when no delivery of its me
   cache.release("a", "m1");
   assert.equal(cache.size, 0);
   assert.equal(cache.bytes, 0);
+});
+
+Deno.test("a frame primed from the send request is byte for byte the one built from the stored row", () => {
+  const cases: Record<string, unknown>[] = [
+    { enc: "utf8", content_type: "text/plain", data: 'héllo \u{1F600} "q" \\ \n' },
+    { enc: "base64", content_type: "application/octet-stream", data: "AAEC/w==" },
+  ];
+  for (const [i, body] of cases.entries()) {
+    const db = testDb();
+    addEndpoint(db, "a");
+    addEndpoint(db, "b");
+    const wire = {
+      v: 1,
+      type: "send",
+      rid: `r${i}`,
+      id: `p${i}`,
+      to: { kind: "endpoint", id: "b" },
+      body,
+      meta: { z: 1, a: { y: [2, "x"], b: null } },
+    };
+    const parsed = parseRequest(new TextEncoder().encode(JSON.stringify(wire)), TEST_LIMITS);
+    assert.ok(parsed.ok && parsed.frame.type === "send");
+    const frame = parsed.frame;
+    const meta = canonicalMeta(frame.meta);
+    const r = send(db, "a", {
+      id: frame.id,
+      toId: "b",
+      body: frame.body.bytes,
+      bodyEnc: frame.body.enc,
+      contentType: frame.body.content_type,
+      meta,
+    });
+    const key = { seq: r.seq!, senderId: "a", msgId: frame.id, sendAt: T0 };
+    const fromDb = new MsgFrameCache(db).get(key);
+    const primed = new MsgFrameCache(db);
+    primed.prime(r.seq!, msgFieldsOfSend("a", frame, meta, T0));
+    assert.equal(primed.size, 1);
+    assert.ok(fromDb !== null);
+    assert.deepEqual(primed.get(key), fromDb, `${body.enc}: the same bytes`);
+    // A completed message's frame goes without a database read.
+    primed.completed("a", frame.id);
+    assert.equal(primed.size, 0);
+    assert.equal(primed.bytes, 0);
+  }
 });

@@ -13,6 +13,13 @@ export const BIG_FRAME_BYTES = 64 * 1024;
 /** spec 7.5 step 4: a dropped publish is retried after 1 s. */
 const RETRY_MS = 1000;
 
+/** What a lent claim brought back. */
+interface Lent {
+  readonly claimed: readonly ClaimedDelivery[];
+  readonly limit: number;
+  readonly failed: boolean;
+}
+
 interface Inflight {
   readonly claim: ClaimedDelivery;
   /** When it was published; the ack latency is measured from here (spec 4.3). */
@@ -31,6 +38,19 @@ export interface PushDeps {
   apply(fx: Effects): void;
   observeDuePush?(ms: number): void;
   observeAck?(ms: number): void;
+}
+
+/**
+ * The push loop's claim, lent to the `ack` of one of its deliveries: the ack op also claims what
+ * the freed window takes, in the same transaction (issue 19). While it is out the loop claims
+ * nothing itself, so claims stay one at a time and pushes keep their order (spec 7.5).
+ */
+export interface ClaimTicket {
+  readonly connCode: string;
+  /** The most deliveries the op may claim. */
+  readonly limit: number;
+  /** Call exactly once: with what the committed op claimed, or null when the op failed. */
+  done(claimed: readonly ClaimedDelivery[] | null): void;
 }
 
 function key(from: string, id: string): string {
@@ -71,13 +91,38 @@ export class PushLoop {
     this.#run();
   }
 
-  /** The recipient acked `from`/`id`, on whichever connection (spec 6.3). */
-  acked(from: string, id: string): void {
+  /**
+   * The recipient acked `from`/`id`, on whichever connection (spec 6.3). `refill` false: the
+   * ack op already claimed into the freed slot (a lent claim), so there is nothing to look for.
+   */
+  acked(from: string, id: string, refill = true): void {
     const f = this.#inflight.get(key(from, id));
     if (!f) return;
     this.#d.observeAck?.(Math.max(0, this.#d.app.clock() - f.pushedAt));
     this.#finish(f);
-    this.wake();
+    if (refill) this.wake();
+  }
+
+  /**
+   * Lends the claim to the ack of `from`/`id` on this connection. Null while the loop claims or
+   * pushes itself, or when the window has no room even after that ack.
+   */
+  lendClaim(from: string, id: string): ClaimTicket | null {
+    if (this.#stopped || this.conn.closed || this.#running) return null;
+    const freeing = this.#inflight.has(key(from, id)) ? 1 : 0;
+    const limit = this.#d.app.config.limits.delivery_window - this.#inflight.size + freeing;
+    if (limit <= 0) return null;
+    this.#running = true;
+    let settled = false;
+    return {
+      connCode: this.conn.code,
+      limit,
+      done: (claimed) => {
+        if (settled) return;
+        settled = true;
+        void this.#run({ claimed: claimed ?? [], limit, failed: claimed === null });
+      },
+    };
   }
 
   /** The connection is gone: drop timers and slots (the disconnect op clears the marks). */
@@ -97,10 +142,20 @@ export class PushLoop {
     this.#inflight.delete(key(f.claim.senderId, f.claim.msgId));
   }
 
-  async #run(): Promise<void> {
+  async #run(lent: Lent | null = null): Promise<void> {
     this.#running = true;
     const { app } = this.#d;
     try {
+      if (lent !== null) {
+        for (const c of lent.claimed) {
+          crashPoint("after_mark");
+          await this.#pushOne(c);
+        }
+        // A short claim took everything pending; unless woken meanwhile, the loop rests. A full
+        // one may have left some, and a failed op claimed nothing: look again.
+        if (lent.claimed.length < lent.limit && !lent.failed && !this.#again) return;
+        this.#again = true;
+      }
       do {
         this.#again = false;
         while (!this.#stopped && !this.conn.closed) {
@@ -111,11 +166,12 @@ export class PushLoop {
             connCode: this.conn.code,
             limit: room,
           });
-          if (claimed.length === 0) break;
           for (const c of claimed) {
             crashPoint("after_mark");
             await this.#pushOne(c);
           }
+          // A short claim took everything pending then; a wake since sets #again.
+          if (claimed.length < room) break;
         }
       } while (this.#again && !this.#stopped);
     } catch (err) {

@@ -2,6 +2,7 @@ import type { App } from "../app_context.ts";
 import type { Conn } from "../connections.ts";
 import type { MqttApp } from "../mqtt_app.ts";
 import { pendingReceipts } from "../../store/queries/status.ts";
+import type { ReceiptRow } from "../../store/ops/receipts.ts";
 import { receiptFrame } from "./frames.ts";
 
 const RETRY_MS = 1000;
@@ -10,14 +11,24 @@ const RETRY_MS = 1000;
  * Pushes a sender's unacknowledged receipts to its handshaken connection in a window (spec 6.4:
  * default 64). Receipts are ordered by id; `receipt_ack` frees a slot. Receipts not acked on this
  * connection are sent again on the next one (the SDK dedups by receipt_id).
+ *
+ * Receipts are read from the database on connect and whenever the pusher may be behind (its
+ * window was full, a publish was dropped, a read failed). Once a read has returned everything
+ * pending it is "caught up": receipts written later arrive from the committing op's effects
+ * ({@link ReceiptPusher.offer}) and go out without another read, which is what a busy sender
+ * meets on every message.
  */
 export class ReceiptPusher {
   readonly conn: Conn;
   #app: App;
   #mqtt: MqttApp;
   #inflight = new Set<number>();
-  /** The highest receipt id published on this connection. */
+  /** Read cursor: every receipt up to here was published on this connection or is acked. */
   #sentUpTo = 0;
+  /** The highest receipt id a read returned: an offered receipt at or below it was read too. */
+  #readUpTo = 0;
+  /** The last read saw every pending receipt, so offered rows can be pushed without a read. */
+  #caughtUp = false;
   #running = false;
   #again = false;
   #stopped = false;
@@ -38,9 +49,32 @@ export class ReceiptPusher {
     this.#run();
   }
 
+  /**
+   * Receipts of this sender that an op has just committed. Pushed straight away while the
+   * pusher is caught up and has room; otherwise they are left to the next read.
+   */
+  offer(rows: readonly ReceiptRow[]): void {
+    if (this.#stopped) return;
+    if (!this.#caughtUp || this.#running) {
+      this.wake();
+      return;
+    }
+    const window = this.#app.config.limits.receipt_window;
+    for (const r of rows) {
+      if (r.receiptId <= this.#readUpTo || this.#inflight.has(r.receiptId)) continue;
+      if (this.#inflight.size >= window) {
+        // The window is full: this row and later ones are read once a receipt_ack frees a slot.
+        this.#caughtUp = false;
+        this.#sentUpTo = Math.min(this.#sentUpTo, r.receiptId - 1);
+        return;
+      }
+      this.#publish(r);
+    }
+  }
+
   /** The sender acknowledged a receipt (spec 6.4 receipt_ack). */
   acked(receiptId: number): void {
-    if (this.#inflight.delete(receiptId)) this.wake();
+    if (this.#inflight.delete(receiptId) && !this.#caughtUp) this.wake();
   }
 
   stop(): void {
@@ -57,24 +91,35 @@ export class ReceiptPusher {
         if (room <= 0 || this.#stopped) break;
         const rows = pendingReceipts(this.#app.reader, this.conn.endpointId, this.#sentUpTo, room);
         for (const r of rows) {
-          this.#inflight.add(r.receiptId);
           this.#sentUpTo = Math.max(this.#sentUpTo, r.receiptId);
-          this.#mqtt.publish(this.conn, receiptFrame(r), 1).then((outcome) => {
-            if (outcome !== "dropped" || this.#stopped) return;
-            // Dropped: send it again from here after a pause (spec 7.5 step 4 by analogy).
-            this.#inflight.delete(r.receiptId);
-            this.#sentUpTo = Math.min(this.#sentUpTo, r.receiptId - 1);
-            this.#retryLater();
-          });
+          this.#readUpTo = Math.max(this.#readUpTo, r.receiptId);
+          if (this.#inflight.has(r.receiptId)) continue;
+          this.#publish(r);
         }
+        // A short page means nothing else is pending: later receipts come through offer().
+        this.#caughtUp = rows.length < room;
         if (rows.length === room) this.#again = true;
       } while (this.#again && !this.#stopped);
     } catch (err) {
+      this.#caughtUp = false;
       this.#app.log.error("receipt push failed", { error: (err as Error).message });
       this.#retryLater();
     } finally {
       this.#running = false;
     }
+  }
+
+  #publish(r: ReceiptRow): void {
+    this.#inflight.add(r.receiptId);
+    this.#sentUpTo = Math.max(this.#sentUpTo, r.receiptId);
+    this.#mqtt.publish(this.conn, receiptFrame(r), 1).then((outcome) => {
+      if (outcome !== "dropped" || this.#stopped) return;
+      // Dropped: send it again from here after a pause (spec 7.5 step 4 by analogy).
+      this.#inflight.delete(r.receiptId);
+      this.#caughtUp = false;
+      this.#sentUpTo = Math.min(this.#sentUpTo, r.receiptId - 1);
+      this.#retryLater();
+    });
   }
 
   #retryLater(): void {

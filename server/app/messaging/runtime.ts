@@ -2,11 +2,12 @@ import type { App } from "../app_context.ts";
 import type { Conn } from "../connections.ts";
 import type { MqttApp } from "../mqtt_app.ts";
 import { nextDueAt } from "../../store/queries/status.ts";
+import type { ReceiptRow } from "../../store/ops/receipts.ts";
 import type { HousekeepingCursor, HousekeepingResult } from "../../store/ops/housekeeping.ts";
 import type { Effects, Messaging } from "./effects.ts";
 import { Bookkeeping } from "./bookkeeping.ts";
-import { MsgFrameCache, revokedFrame } from "./frames.ts";
-import { PushLoop } from "./push_loop.ts";
+import { MsgFrameCache, type MsgFrameFields, revokedFrame } from "./frames.ts";
+import { type ClaimTicket, PushLoop } from "./push_loop.ts";
 import { ReceiptPusher } from "./receipt_pusher.ts";
 import { Semaphore } from "./semaphore.ts";
 
@@ -91,8 +92,14 @@ export class MessagingRuntime implements Messaging {
   apply(fx: Effects): void {
     if (this.#stopped) return;
     for (const id of new Set(fx.wake ?? [])) this.#pushLoopOf(id)?.wake();
-    for (const sender of new Set((fx.receipts ?? []).map((r) => r.senderId))) {
-      this.#receiptPusherOf(sender)?.wake();
+    const bySender = new Map<string, ReceiptRow[]>();
+    for (const r of fx.receipts ?? []) {
+      const rows = bySender.get(r.senderId);
+      if (rows) rows.push(r);
+      else bySender.set(r.senderId, [r]);
+    }
+    for (const [sender, rows] of bySender) {
+      this.#receiptPusherOf(sender)?.offer(rows.sort((a, b) => a.receiptId - b.receiptId));
     }
     for (const n of fx.revoked ?? []) {
       const conn = n.connCode ? this.#app.conns.get(n.connCode) : undefined;
@@ -104,6 +111,7 @@ export class MessagingRuntime implements Messaging {
     // A revoked delivery has ended (dropped, expired, recalled), and so has every delivery a
     // receipt reports (e.g. expired by the cleanup loop): the message's frame may go.
     for (const n of fx.revoked ?? []) this.#frames.release(n.from, n.msgId);
+    if (fx.framesSettled) return;
     for (const r of fx.receipts ?? []) this.#frames.release(r.senderId, r.msgId);
   }
 
@@ -113,11 +121,26 @@ export class MessagingRuntime implements Messaging {
   }
 
   /** The recipient acked a delivery: free its window slot where it was pushed (spec 6.3). */
-  acked(endpointId: string, from: string, id: string, pushedTo: string | null): void {
+  acked(
+    endpointId: string,
+    from: string,
+    id: string,
+    pushedTo: string | null,
+    completed: boolean,
+    lentBy: string | null = null,
+  ): void {
     const loop = (pushedTo ? this.#push.get(pushedTo) : undefined) ?? this.#pushLoopOf(endpointId);
-    loop?.acked(from, id);
+    loop?.acked(from, id, loop.conn.code !== lentBy);
     // The last delivery of a message ended: drop its frame (a group's stays for the others).
-    this.#frames.release(from, id);
+    if (completed) this.#frames.completed(from, id);
+  }
+
+  lendClaim(connCode: string, from: string, id: string): ClaimTicket | null {
+    return this.#stopped ? null : this.#push.get(connCode)?.lendClaim(from, id) ?? null;
+  }
+
+  prime(seq: number, msg: MsgFrameFields): void {
+    if (!this.#stopped) this.#frames.prime(seq, msg);
   }
 
   /** The sender acked a receipt (spec 6.4). */

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import type { DatabaseSync } from "node:sqlite";
 import { OpError } from "../op_error.ts";
-import { addEndpoint, binaryArgs, T0, testDb } from "./_testing.ts";
+import { BatchRunner } from "../batch.ts";
+import { addEndpoint, addGroup, binaryArgs, T0, testDb } from "./_testing.ts";
 import { connected, resetOpsContext } from "./context.ts";
 import {
   ackDelivery,
@@ -198,13 +199,21 @@ Deno.test("ack accepts a pending delivery pushed to any connection, once", () =>
   assert.equal(first.result, "accepted");
   assert.equal(first.changed, true);
   assert.equal(first.wasPushedTo, "old");
+  assert.equal(first.completed, true, "the only delivery ended: the message completed");
   assert.deepEqual(first.receipts.map((r) => [r.msgId, r.endpointId, r.state, r.atMs]), [
     ["m", "b", "accepted", T0 + 5],
   ]);
   assert.equal(msgState(db, seq), "completed");
   // A repeated ack is a success with no new receipt (spec 6.3).
   const again = ackDelivery(db, { endpointId: "b", from: "a", id: "m" }, T0 + 6);
-  assert.deepEqual(again, { result: "accepted", changed: false, receipts: [], wasPushedTo: null });
+  assert.deepEqual(again, {
+    result: "accepted",
+    changed: false,
+    receipts: [],
+    wasPushedTo: null,
+    completed: false,
+    claimed: [],
+  });
   assert.equal(receipts(db).length, 1);
 });
 
@@ -238,7 +247,14 @@ Deno.test("ack of a delivery that already ended answers its final state", () => 
     const r = ackDelivery(db, { endpointId: "b", from: "a", id: "m" }, T0 + TTL_MS + 1);
     assert.deepEqual(
       r,
-      { result: c.want, changed: false, receipts: [], wasPushedTo: null },
+      {
+        result: c.want,
+        changed: false,
+        receipts: [],
+        wasPushedTo: null,
+        completed: false,
+        claimed: [],
+      },
       c.name,
     );
     assert.deepEqual(receipts(db), before, c.name);
@@ -291,4 +307,47 @@ Deno.test("expiry respects its limit", () => {
   assert.equal(expireDeliveries(db, { limit: 2 }, T0 + TTL_MS).changed, 2);
   assert.equal(expireDeliveries(db, { limit: 2 }, T0 + TTL_MS).changed, 1);
   assert.equal(expireDeliveries(db, { limit: 2 }, T0 + TTL_MS).changed, 0);
+});
+
+Deno.test("ack reports completed only when it ends a group message's last pending delivery", () => {
+  const db = testDb();
+  for (const id of ["a", "b", "c"]) addEndpoint(db, id);
+  addGroup(db, "g", ["a", "b", "c"]);
+  submitMessage(db, { ...binaryArgs("gm"), toKind: "group", toId: "g" }, T0);
+  const b = ackDelivery(db, { endpointId: "b", from: "a", id: "gm" }, T0 + 1);
+  assert.deepEqual([b.changed, b.completed], [true, false], "c's delivery is still pending");
+  const c = ackDelivery(db, { endpointId: "c", from: "a", id: "gm" }, T0 + 2);
+  assert.deepEqual([c.changed, c.completed], [true, true]);
+});
+
+Deno.test("an ack with a lent claim marks the next deliveries in order, up to its limit", () => {
+  const db = freshDb();
+  const seqs = ["m1", "m2", "m3", "m4"].map((id) => send(db, id));
+  claimDeliveries(db, { endpointId: "b", connCode: "k1", limit: 1 }, T0);
+  const r = ackDelivery(db, {
+    endpointId: "b",
+    from: "a",
+    id: "m1",
+    claim: { connCode: "k1", limit: 2 },
+  }, T0 + 1);
+  assert.equal(r.result, "accepted");
+  assert.deepEqual(r.claimed.map((c) => c.msgId), ["m2", "m3"]);
+  assert.deepEqual(
+    seqs.map((s) => row(db, s).pushed_conn),
+    ["k1", "k1", "k1", null],
+    "m1 keeps its mark (now accepted), m2 and m3 are marked, m4 waits",
+  );
+  assert.equal(row(db, seqs[0]).state, "accepted");
+});
+
+Deno.test("an ack that fails rolls its lent claim back with it", () => {
+  const db = freshDb();
+  const seq = send(db, "m1");
+  const args = { endpointId: "b", from: "a", id: "nope", claim: { connCode: "k1", limit: 4 } };
+  const ops = { "delivery.ack": ackDelivery };
+  const runner = new BatchRunner(db, ops);
+  const out = runner.run([[1, "delivery.ack", args, T0]]);
+  assert.equal(out.ok, true);
+  assert.equal(out.ok && out.results[0][1], false, "not_found");
+  assert.equal(row(db, seq).pushed_conn, null, "the claim went with the failed ack");
 });

@@ -438,7 +438,14 @@ Deno.test("ack after recall returns the final state", () => {
   submitMessage(db, req({ id: "race" }), T0);
   recallMessage(db, { senderId: "a", id: "race" }, T0 + 1);
   const ack = ackDelivery(db, { endpointId: "b", from: "a", id: "race" }, T0 + 2);
-  assert.deepEqual(ack, { result: "recalled", changed: false, receipts: [], wasPushedTo: null });
+  assert.deepEqual(ack, {
+    result: "recalled",
+    changed: false,
+    receipts: [],
+    wasPushedTo: null,
+    completed: false,
+    claimed: [],
+  });
   assert.deepEqual(receiptStates(db), []);
 });
 

@@ -14,7 +14,7 @@ const SQL_INSERT_RECEIPT = `INSERT INTO receipts (sender_id, msg_id, endpoint_id
   created_at, acked) VALUES (?, ?, ?, ?, ?, ?, 0)`;
 const SQL_COMPLETE_IF_DONE = `UPDATE messages SET state = 'completed'
   WHERE seq = ? AND state = 'dispatched'
-    AND NOT EXISTS (SELECT 1 FROM deliveries WHERE seq = ? AND state = 'pending')`;
+    AND NOT EXISTS (SELECT 1 FROM deliveries WHERE seq = ? AND +state = 'pending')`;
 const SQL_COMPLETE_EARLY = `UPDATE messages SET state = 'completed', reason = ?
   WHERE seq = ? AND state = 'scheduled'`;
 const SQL_DELETE_BODY = "DELETE FROM message_bodies WHERE seq = ?";
