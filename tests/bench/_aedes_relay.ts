@@ -3,7 +3,7 @@
 // receiver's topic; the receiver answers each with a QoS 1 "receipt" to the sender's topic, which
 // ends the message (and, closed loop, sends the next). No durability, no requests, no acks.
 import mqtt, { type MqttClient } from "mqtt";
-import { type ProcSample, sampleProc } from "./_load_util.ts";
+import { type ProcSample, sampleProc, tuneBenchStream } from "./_load_util.ts";
 
 /** The shape to relay: pairs of connections, messages in flight per sender, body, duration. */
 export interface RelayShape {
@@ -32,7 +32,7 @@ async function connect(url: string, id: string): Promise<MqttClient> {
     connectTimeout: 30_000,
     keepalive: 60,
   });
-  (client.stream as { setNoDelay?: (on: boolean) => void } | undefined)?.setNoDelay?.(true);
+  tuneBenchStream(client, url);
   await new Promise<void>((resolve, reject) => {
     client.once("connect", () => resolve());
     client.once("error", reject);

@@ -2,6 +2,7 @@
 // into its database beforehand, /proc sampling of that child, and a lean protocol client.
 import { join } from "node:path";
 import mqtt, { type MqttClient } from "mqtt";
+import { tuneStream } from "../../sdk/ts/src/transport.ts";
 import { makeTestHome, runCli, type TestHome } from "../helpers/server_process.ts";
 import { TEST_POOL_PARAMS } from "../helpers/test_server.ts";
 import { type Argon2Params, PasswordPool } from "../../server/auth/password_pool.ts";
@@ -10,7 +11,25 @@ import { migrate } from "../../server/store/migrations.ts";
 import { dbPath } from "../../server/app/paths.ts";
 import { createEndpoint } from "../../server/store/ops/endpoints.ts";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
+/**
+ * The checkout whose server the benches run: this one, or NIXMSG_BENCH_SERVER_ROOT (another
+ * worktree, e.g. an older commit) so that the same load generator measures before and after.
+ */
+const ROOT = Deno.env.get("NIXMSG_BENCH_SERVER_ROOT") ??
+  new URL("../../", import.meta.url).pathname;
+
+/**
+ * MQTT.js's Node WebSocket transport sends each piece of a packet as its own frame. The load
+ * generators send one frame per packet instead, as the SDKs and browsers do
+ * (sdk/ts/src/transport.ts); NIXMSG_BENCH_STOCK_WS=1 keeps the stock transport.
+ */
+export function tuneBenchStream(client: MqttClient, url: string): void {
+  if (Deno.env.get("NIXMSG_BENCH_STOCK_WS") === "1") {
+    (client.stream as { setNoDelay?: (on: boolean) => void } | undefined)?.setNoDelay?.(true);
+    return;
+  }
+  tuneStream(client.stream, url);
+}
 
 /** A downlink frame as JSON. */
 export type Frame = Record<string, unknown> & { type: string };
@@ -226,8 +245,8 @@ export class LoadClient {
       keepalive: 60,
       properties: { sessionExpiryInterval: 0 },
     });
-    // MQTT.js leaves Nagle's algorithm on for mqtt://; devices and the SDKs turn it off.
-    (client.stream as { setNoDelay?: (on: boolean) => void } | undefined)?.setNoDelay?.(true);
+    // TCP_NODELAY for mqtt:// and one frame per packet for ws://, as the SDKs do.
+    tuneBenchStream(client, url);
     await new Promise<void>((resolve, reject) => {
       client.once("connect", () => resolve());
       client.once("error", reject);

@@ -22,6 +22,12 @@
 //     --jitter-ms 5 --sample-seconds 10
 // (b) max throughput:  --seconds 30 --connections 100 --rate 0 --window 32 --transport tcp
 //
+// The clients send one WebSocket frame per MQTT packet, as the SDKs and browsers do
+// (NIXMSG_BENCH_STOCK_WS=1: MQTT.js's stock transport, several frames per packet).
+// NIXMSG_BENCH_SERVER_ROOT=<other checkout> runs that checkout's server under the same load
+// generator (before/after comparisons); NIXMSG_BENCH_INSPECT=127.0.0.1:9229 opens the server's
+// V8 inspector for tests/bench/cpu_profile.ts.
+//
 // Latency is measured from the `send` publish to the `msg` arriving at the receiver (and to the
 // `resp` and the receipt); sender and receiver share this process's clock. Server CPU and RSS
 // come from /proc of the child; figures and their reading are in docs/BENCHMARKS.md.
