@@ -120,10 +120,11 @@ const ack: Handler<"ack"> = async ({ app, conn, write }, frame) => {
       id: frame.id,
       ...(ticket ? { claim: { connCode: ticket.connCode, limit: ticket.limit } } : {}),
     });
+    // Committed: whatever happens next, the marked deliveries are pushed (see finally).
+    claimed = r.claimed;
     const lentBy = ticket ? conn.code : null;
     app.messaging.acked(conn.endpointId, frame.from, frame.id, r.wasPushedTo, r.completed, lentBy);
     app.messaging.apply({ receipts: r.receipts, framesSettled: true });
-    claimed = r.claimed;
     return { result: r.result };
   } finally {
     ticket?.done(claimed);
