@@ -28,7 +28,7 @@ const SQL_SENDER_AT_QUOTA = `SELECT 1 AS x FROM messages
   WHERE sender_id = ? AND state IN ('scheduled', 'dispatched') LIMIT 1 OFFSET ?`;
 const SQL_INSERT_MESSAGE = `INSERT INTO messages (id, sender_id, dest_kind, dest_id, meta,
   content_type, body_enc, send_at, keep, ttl_seconds, receipt, state, reason, created_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'scheduled', '', ?)`;
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?)`;
 const SQL_INSERT_BODY = "INSERT INTO message_bodies (seq, body) VALUES (?, ?)";
 const SQL_INSERT_SEND_KEY =
   "INSERT INTO send_keys (sender_id, msg_id, request_sha256, created_at) VALUES (?, ?, ?, ?)";
@@ -117,7 +117,11 @@ export function submitMessage(db: DatabaseSync, args: SubmitArgs, now: number): 
     checkTalk(db, { senderId: args.senderId, targetId: args.toId, ...talk }, now);
     writeReplyGrant(db, args.senderId, args.toId, now);
   }
-  const msg = insertMessage(db, args, now);
+  // A direct message due now is written as dispatched at once: its target was checked above in
+  // this transaction, so its dispatch cannot end early, and the scheduled -> dispatched update
+  // (three index rewrites) is saved (issue 19).
+  const direct = args.toKind === "endpoint" && args.sendAt <= now;
+  const msg = insertMessage(db, args, now, direct ? "dispatched" : "scheduled");
   insertSendKey(db, args, now);
   const out: DispatchOutcome = msg.send_at > now
     ? { state: "scheduled", wake: [], receipts: [] }
@@ -177,7 +181,12 @@ export function checkSenderQuota(db: DatabaseSync, senderId: string): void {
 }
 
 /** spec 7.3 step 6: the message (scheduled) and its body. */
-export function insertMessage(db: DatabaseSync, args: SubmitArgs, now: number): MessageRow {
+export function insertMessage(
+  db: DatabaseSync,
+  args: SubmitArgs,
+  now: number,
+  state: "scheduled" | "dispatched" = "scheduled",
+): MessageRow {
   const r = prepareCached(db, SQL_INSERT_MESSAGE).run(
     args.id,
     args.senderId,
@@ -190,6 +199,7 @@ export function insertMessage(db: DatabaseSync, args: SubmitArgs, now: number): 
     args.keep ? 1 : 0,
     args.ttlSeconds,
     args.receipt ? 1 : 0,
+    state,
     now,
   );
   const seq = Number(r.lastInsertRowid);
@@ -204,7 +214,7 @@ export function insertMessage(db: DatabaseSync, args: SubmitArgs, now: number): 
     keep: args.keep ? 1 : 0,
     ttl_seconds: args.ttlSeconds,
     receipt: args.receipt ? 1 : 0,
-    state: "scheduled",
+    state,
     reason: "",
   };
 }
@@ -228,12 +238,18 @@ export function dispatch(db: DatabaseSync, msg: MessageRow, now: number): Dispat
   const receipts: ReceiptRow[] = [];
   const recipients = resolveRecipients(db, msg);
   if (typeof recipients === "string") {
+    if (msg.state !== "scheduled") {
+      throw new Error(`Dispatch of message ${msg.seq} found ${recipients}`);
+    }
     // spec 7.4 step 1 / 6.4: no deliveries, a message-level receipt.
     if (!completeEarly(db, msg.seq, recipients)) return current(db, msg.seq, receipts);
     noteReceipt(db, receipts, msg, "", "rejected", recipients, now);
     return { state: "completed", wake: [], receipts };
   }
-  if (Number(prepareCached(db, SQL_MARK_DISPATCHED).run(msg.seq).changes) === 0) {
+  if (
+    msg.state === "scheduled" &&
+    Number(prepareCached(db, SQL_MARK_DISPATCHED).run(msg.seq).changes) === 0
+  ) {
     return current(db, msg.seq, receipts);
   }
   const wake: string[] = [];
