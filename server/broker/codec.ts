@@ -1,4 +1,5 @@
 import { Buffer } from "node:buffer";
+import process from "node:process";
 // The very module instance aedes writes with (aedes 2.0.0-beta.1 depends on mqtt-packet ^9.0.2,
 // locked at 9.0.2). Move it to a bare specifier once deno.json `imports` lists it.
 import mqttPacket from "mqtt-packet";
@@ -36,15 +37,53 @@ function install(): void {
   const write = codec.writeToStream;
   // deno-lint-ignore no-explicit-any
   const patched = (packet: any, stream: any, opts: any): boolean => {
-    if (opts?.protocolVersion === 5) {
-      const extras = extrasByStream.get(stream);
-      if (extras) amend(packet, extras);
-    }
-    return write(packet, stream, opts);
+    const extras = extrasByStream.get(stream);
+    if (extras === undefined) return write(packet, stream, opts);
+    const version = opts?.protocolVersion ?? 4;
+    if (version === 5) amend(packet, extras);
+    // aedes acknowledges every QoS 1 PUBLISH: write those PUBACKs in one piece.
+    const ack = packet.cmd === "puback" && packet.properties === undefined
+      ? encodePuback(packet.messageId, packet.reasonCode, version)
+      : null;
+    if (ack === null) return write(packet, stream, opts);
+    // Like mqtt-packet: what is written in this tick leaves together.
+    stream.cork();
+    process.nextTick(() => stream.uncork());
+    return stream.write(ack);
   };
   // Keep `cacheNumbers` and any other statics reachable through the wrapper.
   Object.setPrototypeOf(patched, write);
   codec.writeToStream = patched;
+}
+
+/**
+ * The bytes mqtt-packet 9 writes for a PUBACK without properties, built in one buffer; null for
+ * anything it would reject (a bad packet id or reason code), which then takes its own path.
+ * MQTT 5 omits the reason code only when it is 0 (§3.4.2.1); an absent one is written as 0 with
+ * an empty property block.
+ */
+export function encodePuback(
+  messageId: unknown,
+  reasonCode: unknown,
+  protocolVersion: number,
+): Buffer | null {
+  if (typeof messageId !== "number" || !Number.isInteger(messageId)) return null;
+  if (messageId < 0 || messageId > 0xffff) return null;
+  const short = protocolVersion !== 5 || reasonCode === 0;
+  if (!short && reasonCode !== undefined) {
+    if (typeof reasonCode !== "number" || !Number.isInteger(reasonCode)) return null;
+    if (reasonCode < 0 || reasonCode > 0xff) return null;
+  }
+  const out = Buffer.allocUnsafe(short ? 4 : 6);
+  out[0] = 0x40;
+  out[1] = short ? 2 : 4;
+  out[2] = messageId >> 8;
+  out[3] = messageId & 0xff;
+  if (!short) {
+    out[4] = (reasonCode as number | undefined) ?? 0;
+    out[5] = 0;
+  }
+  return out;
 }
 
 /** MQTT 5 reason codes: "Not authorized", and the "Unspecified error" that stands in for it. */
@@ -96,24 +135,48 @@ export function encodeDisconnect(reasonCode: number): Buffer {
   return (mqttPacket as any).generate({ cmd: "disconnect", reasonCode }, { protocolVersion: 5 });
 }
 
-/** Encode one PUBLISH into a single buffer, so it leaves as one write (one WebSocket frame). */
+/** The largest Remaining Length MQTT can express (§1.5.5): 268,435,455 bytes. */
+const MAX_REMAINING = 268_435_455;
+
+/**
+ * Encode one PUBLISH (no properties, no DUP, no RETAIN) into a single buffer, so it leaves as one
+ * write (one WebSocket frame). The bytes are the ones mqtt-packet's `generate` gives for the same
+ * packet (`codec_test.ts`), written directly: `generate` assembles them from pieces.
+ */
 export function encodePublish(
-  topic: string,
+  topic: Uint8Array,
   payload: Uint8Array,
   qos: 0 | 1,
   messageId: number | undefined,
   protocolVersion: number,
 ): Buffer {
-  const body = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
-  const packet = {
-    cmd: "publish",
-    topic,
-    payload: body,
-    qos,
-    messageId,
-    retain: false,
-    dup: false,
-  };
-  // deno-lint-ignore no-explicit-any
-  return (mqttPacket as any).generate(packet, { protocolVersion });
+  const remaining = 2 + topic.byteLength + (qos ? 2 : 0) + (protocolVersion === 5 ? 1 : 0) +
+    payload.byteLength;
+  if (remaining > MAX_REMAINING) throw new RangeError("PUBLISH too large for MQTT");
+  if (topic.byteLength > 0xffff) throw new RangeError("Topic too long for MQTT");
+  if (qos === 1 && (messageId === undefined || messageId < 1 || messageId > 0xffff)) {
+    throw new RangeError("A QoS 1 PUBLISH needs a packet id from 1 to 65535");
+  }
+  const out = Buffer.allocUnsafe(
+    publishWireSize(topic.byteLength, payload.byteLength, qos, protocolVersion),
+  );
+  let o = 0;
+  out[o++] = 0x30 | (qos << 1);
+  let n = remaining;
+  do {
+    const digit = n % 128;
+    n = Math.floor(n / 128);
+    out[o++] = n > 0 ? digit | 0x80 : digit;
+  } while (n > 0);
+  out[o++] = topic.byteLength >> 8;
+  out[o++] = topic.byteLength & 0xff;
+  out.set(topic, o);
+  o += topic.byteLength;
+  if (qos === 1) {
+    out[o++] = messageId! >> 8;
+    out[o++] = messageId! & 0xff;
+  }
+  if (protocolVersion === 5) out[o++] = 0; // property length
+  out.set(payload, o);
+  return out;
 }

@@ -47,7 +47,7 @@ export class Connection {
   /** Resolves when the stream has closed. */
   readonly done: Promise<void>;
   #resolveDone!: () => void;
-  #downTopicBytes = 0;
+  #downTopicBytes: Uint8Array = new Uint8Array(0);
   #inflight = new Map<number, (outcome: PublishOutcome) => void>();
   #inflightMax = MAX_INFLIGHT;
   #nextId = 1;
@@ -71,7 +71,7 @@ export class Connection {
     this.facts = facts;
     this.upTopic = `nix/c/${facts.clientId}/up`;
     this.downTopic = `nix/c/${facts.clientId}/down`;
-    this.#downTopicBytes = Buffer.byteLength(this.downTopic);
+    this.#downTopicBytes = Buffer.from(this.downTopic);
     this.#inflightMax = Math.min(MAX_INFLIGHT, facts.receiveMaximum);
   }
 
@@ -83,17 +83,17 @@ export class Connection {
     if (this.#writesPending >= MAX_WRITES_PENDING) return DROPPED;
     // Never exceed the client's Maximum Packet Size [MQTT-3.1.2-24]; the app checks first.
     const v = facts.protocolVersion;
-    const size = publishWireSize(this.#downTopicBytes, payload.byteLength, qos, v);
+    const size = publishWireSize(this.#downTopicBytes.byteLength, payload.byteLength, qos, v);
     if (facts.maxPacketSize !== null && size > facts.maxPacketSize) return DROPPED;
     if (qos === 0) {
-      const frame = encodePublish(this.downTopic, payload, 0, undefined, v);
+      const frame = encodePublish(this.#downTopicBytes, payload, 0, undefined, v);
       return new Promise((resolve) =>
         this.#write(frame, (err) => resolve(err ? "dropped" : "sent"))
       );
     }
     if (this.#inflight.size >= this.#inflightMax) return DROPPED;
     const id = this.#allocateId();
-    const frame = encodePublish(this.downTopic, payload, 1, id, v);
+    const frame = encodePublish(this.#downTopicBytes, payload, 1, id, v);
     return new Promise((resolve) => {
       this.#inflight.set(id, resolve);
       this.#write(frame, (err) => {

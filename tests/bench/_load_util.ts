@@ -138,6 +138,10 @@ export async function startChildServer(
       ...(Deno.env.get("NIXMSG_BENCH_INSPECT")
         ? [`--inspect=${Deno.env.get("NIXMSG_BENCH_INSPECT")}`]
         : []),
+      // NIXMSG_BENCH_V8_FLAGS=... passes V8 flags to the server (e.g. to compare GC settings).
+      ...(Deno.env.get("NIXMSG_BENCH_V8_FLAGS")
+        ? [`--v8-flags=${Deno.env.get("NIXMSG_BENCH_V8_FLAGS")}`]
+        : []),
       "--config",
       join(ROOT, "deno.json"),
       join(ROOT, "server/main.ts"),

@@ -75,6 +75,12 @@ export function grantState(db: DatabaseSync, senderId: string, targetId: string)
   };
 }
 
+/** True when endpoint `id` exists and has a talk password. */
+function hasTalkPassword(db: DatabaseSync, id: string): boolean {
+  const row = prepareCached(db, SQL_TALK).get(id) as { talk_hash: string | null } | undefined;
+  return row !== undefined && row.talk_hash !== null;
+}
+
 /** Writes (or refreshes) the grant `senderId` -> `targetId` at `talkVersion`. */
 export function upsertGrant(
   db: DatabaseSync,
@@ -157,6 +163,8 @@ export interface CheckTalkArgs {
  * @throws {OpError} `talk_password_invalid`, `talk_password_required`.
  */
 export function checkTalk(db: DatabaseSync, args: CheckTalkArgs, now: number): void {
+  // Most targets have no talk password: then no grant is needed or read (issue 19).
+  if (!hasTalkPassword(db, args.targetId)) return;
   const st = grantState(db, args.senderId, args.targetId);
   if (!st.needsPassword) return;
   const stale = args.expectedVersion === undefined
@@ -183,7 +191,7 @@ export function writeReplyGrant(
   targetId: string,
   now: number,
 ): boolean {
-  if (senderId === targetId) return false;
+  if (senderId === targetId || !hasTalkPassword(db, senderId)) return false;
   const st = grantState(db, targetId, senderId);
   if (!st.found || st.talkHash === null || st.hasValidGrant) return false;
   upsertGrant(db, targetId, senderId, "reply", st.talkVersion, now);
