@@ -61,9 +61,39 @@ async function launch(): Promise<{ context: BrowserContext; dir: string }> {
 }
 
 async function shot(page: Page, name: string): Promise<void> {
-  // Let transitions and the table's loading mask finish before the picture.
-  await page.waitForTimeout(350);
+  await still(page);
   await page.screenshot({ path: join(SHOTS, `${name}.png`) });
+}
+
+/**
+ * Waits until the page has painted twice and no finite CSS transition or animation is running
+ * (modals, drawers, the table's loading mask). Spinners loop forever and are not waited for.
+ */
+async function still(page: Page): Promise<void> {
+  await page.evaluate(() =>
+    new Promise<void>((resolve) => {
+      const g = globalThis as unknown as { requestAnimationFrame(cb: () => void): number };
+      const raf = (cb: () => void) => g.requestAnimationFrame(cb);
+      raf(() => raf(() => resolve()));
+    })
+  );
+  await page.waitForFunction(
+    () => {
+      const doc = (globalThis as unknown as {
+        document: {
+          getAnimations(): {
+            playState: string;
+            effect: { getTiming(): { iterations?: number } } | null;
+          }[];
+        };
+      }).document;
+      return doc.getAnimations().every((a) =>
+        a.playState !== "running" || a.effect?.getTiming().iterations === Infinity
+      );
+    },
+    undefined,
+    { timeout: 10_000 },
+  );
 }
 
 /** Opens a page from the side menu and waits for its title in the fixed header. */
@@ -900,7 +930,6 @@ Deno.test({
       assert.equal(await page.locator("[data-testid^=chart-] canvas").count(), 6, "six charts");
       await shot(page, "desktop-overview-live");
       await page.setViewportSize(PHONE);
-      await page.waitForTimeout(300);
       await shot(page, "phone-overview-live");
       assert.deepEqual(problems, [], "no script errors or refused resources");
     } finally {

@@ -55,7 +55,7 @@ export class ReceiptPusher {
    */
   offer(rows: readonly ReceiptRow[]): void {
     if (this.#stopped) return;
-    if (!this.#caughtUp || this.#running) {
+    if (!this.#caughtUp) {
       this.wake();
       return;
     }
