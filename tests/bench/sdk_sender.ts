@@ -4,14 +4,18 @@
 // sdk/ts/src in this process.
 //
 //   deno run -A tests/bench/sdk_sender.ts [--seconds 15] [--in-flight 100] [--backlog 1000]
-//     [--body 1024] [--transport websocket|tcp] [--baseline]
+//     [--body 1024] [--transport websocket|tcp] [--devices 1] [--delivery-window N] [--baseline]
 //
 // - The sender keeps the SDK's send queue fed: at most `--in-flight` sends are published without
 //   a `resp` (the SDK's `maxInFlight`), and at most `--backlog` messages are sent but not yet
 //   receipted, so a run that outpaces delivery stays bounded in memory.
-// - The receiver acks each message when its `onMessage` returns (the SDK's auto ack); every
-//   message must arrive once and in order (spec 7.5), and the sender must get its `accepted`
-//   receipt (the SDK confirms each with receipt_ack).
+// - `--devices N` receivers (default 1) get the messages in turn, as when a backend notifies many
+//   devices. Each receiver has its own delivery window (`limits.delivery_window`, 32 by default;
+//   `--delivery-window` overrides it), so with one receiver the window, not the server's CPU,
+//   bounds the rate.
+// - Each receiver acks each message when its `onMessage` returns (the SDK's auto ack); every
+//   message must arrive once and in order per receiver (spec 7.5), and the sender must get its
+//   `accepted` receipt (the SDK confirms each with receipt_ack).
 // - Throughput: accepted receipts per second during the send phase. Server CPU per message: user
 //   + system time of the server process (all threads) over the send phase, per receipt.
 // - `--baseline` then relays the same shape through bare aedes 2 in its own process
@@ -29,6 +33,8 @@ const { values: flags } = parseArgs({
     backlog: { type: "string", default: "1000" },
     body: { type: "string", default: "1024" },
     transport: { type: "string", default: "websocket" },
+    devices: { type: "string", default: "1" },
+    "delivery-window": { type: "string" },
     baseline: { type: "boolean", default: false },
   },
 });
@@ -37,6 +43,14 @@ const IN_FLIGHT = Number(flags["in-flight"]);
 const BACKLOG = Math.max(IN_FLIGHT, Number(flags.backlog));
 const BODY = "x".repeat(Number(flags.body));
 const TCP = flags.transport === "tcp";
+const DEVICES = Math.max(1, Math.floor(Number(flags.devices)));
+const DEVICE_IDS = Array.from(
+  { length: DEVICES },
+  (_, i) => DEVICES === 1 ? "device" : `device${i}`,
+);
+const DELIVERY_WINDOW = flags["delivery-window"] === undefined
+  ? {}
+  : { delivery_window: Number(flags["delivery-window"]) };
 const PASSWORD = "bench-password-1";
 const DRAIN_MS = 30_000;
 
@@ -47,9 +61,10 @@ const home = await prepareHome(
       requests_per_second: 1_000_000,
       max_pending_per_sender: 0,
       max_pending_per_receiver: 0,
+      ...DELIVERY_WINDOW,
     },
   },
-  ["app", "device"],
+  ["app", ...DEVICE_IDS],
   PASSWORD,
 );
 const server = await startChildServer(home);
@@ -68,22 +83,25 @@ const fail = (what: string) => {
 let delivered = 0;
 let duplicates = 0;
 let reordered = 0;
-let lastN = -1;
 let receipted = 0;
 let sent = 0;
 let accepted = 0;
 let sending = true;
 
 const transport = TCP ? { transport: "tcp" as const } : {};
-const device = NixMsgClient.connect(url, "device", { password: PASSWORD }, transport);
 const seen = new Set<string>();
-device.onMessage((m) => {
-  if (seen.has(m.id)) duplicates++;
-  seen.add(m.id);
-  const n = Number(m.id.slice(1));
-  if (n < lastN) reordered++;
-  lastN = Math.max(lastN, n);
-  delivered++;
+const devices = DEVICE_IDS.map((id) => {
+  const device = NixMsgClient.connect(url, id, { password: PASSWORD }, transport);
+  let lastN = -1;
+  device.onMessage((m) => {
+    if (seen.has(m.id)) duplicates++;
+    seen.add(m.id);
+    const n = Number(m.id.slice(1));
+    if (n < lastN) reordered++;
+    lastN = Math.max(lastN, n);
+    delivered++;
+  });
+  return device;
 });
 const app = NixMsgClient.connect(url, "app", { password: PASSWORD }, {
   maxInFlight: IN_FLIGHT,
@@ -97,12 +115,14 @@ app.onReceipt((r) => {
   pump();
   notify();
 });
-await Promise.all([app.ready(), device.ready()]);
+await Promise.all([app.ready(), ...devices.map((d) => d.ready())]);
 
 function pump(): void {
   while (sending && sent - receipted < BACKLOG) {
+    const to = DEVICE_IDS[sent % DEVICES];
     const id = `m${sent++}`;
-    app.send("device", BODY, { delay: 0, keep: true, ttl: 600 }).then(
+    // The id carries the sequence number that the receivers' order check reads.
+    app.send(to, BODY, { id, delay: 0, keep: true, ttl: 600 }).then(
       () => accepted++,
       (err) => fail(`send ${id}: ${(err as Error).message}`),
     );
@@ -133,7 +153,8 @@ await new Promise<void>((resolve) => {
 const nix = doneInWindow / elapsed;
 const failures = (sent - receipted) + (sent - delivered) + duplicates + reordered + errors.length;
 console.log([
-  `sdk_sender: one TypeScript SDK sender -> one receiver over ${flags.transport}, ` +
+  `sdk_sender: one TypeScript SDK sender -> ${DEVICES} receiver(s) over ${flags.transport}, ` +
+  `delivery window ${flags["delivery-window"] ?? "default (32)"}, ` +
   `${IN_FLIGHT} sends in flight, backlog ${BACKLOG}, ${flags.body} B bodies, ${SECONDS} s`,
   `  sent ${sent}, send ok ${accepted}, delivered ${delivered}, receipted ${receipted}, ` +
   `duplicates ${duplicates}, out of order ${reordered}`,
@@ -147,7 +168,7 @@ console.log([
   `  FAILURES: ${failures}`,
   ...errors.map((e) => `    ${e}`),
 ].join("\n"));
-await Promise.all([app.close(), device.close()]);
+await Promise.all([app.close(), ...devices.map((d) => d.close())]);
 const code = await server.stop();
 await home.cleanup();
 if (flags.baseline) {
