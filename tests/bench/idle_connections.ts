@@ -19,7 +19,8 @@
 //    directory; then the token phase does the same with the session tokens (no argon2).
 // Every client answer, failure and server warning is counted; the bench exits 1 on any failure.
 // The clients run in `--workers` Workers of this process, never in the server's process.
-import mqtt, { type MqttClient } from "mqtt";
+import type { MqttClient } from "mqtt";
+import { helloLogin } from "./_mqtt_login.ts";
 
 interface Job {
   kind: "password" | "token";
@@ -71,64 +72,6 @@ function workerMain(): void {
   };
 }
 
-/** Connects, subscribes and says hello; resolves with the times since the connect call. */
-function login(
-  url: string,
-  id: string,
-  secret: string,
-): Promise<{ c: MqttClient; connackMs: number; helloMs: number; token: string }> {
-  const t0 = performance.now();
-  return new Promise((resolve, reject) => {
-    const c = mqtt.connect(url, {
-      clientId: id,
-      username: id,
-      password: secret,
-      protocolVersion: 5,
-      clean: true,
-      reconnectPeriod: 0,
-      connectTimeout: CLIENT_TIMEOUT_MS,
-      keepalive: 60,
-      properties: { sessionExpiryInterval: 0 },
-    });
-    let connackMs = 0;
-    let settled = false;
-    const timer = setTimeout(() => fail("no hello answer in time"), CLIENT_TIMEOUT_MS);
-    const fail = (why: string) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      c.end(true);
-      reject(new Error(`${id}: ${why}`));
-    };
-    c.once("error", (err) => fail(err.message));
-    c.once("close", () => fail("closed"));
-    c.once("connect", () => {
-      connackMs = performance.now() - t0;
-      c.subscribeAsync(`nix/c/${id}/down`, { qos: 1 }).then(() => {
-        c.publish(`nix/c/${id}/up`, '{"v":1,"type":"hello","rid":"h"}', { qos: 1 });
-      }, (err) => fail(String(err)));
-    });
-    c.on("message", (_topic, payload) => {
-      if (settled) return;
-      const frame = JSON.parse(new TextDecoder().decode(payload));
-      if (frame.rid !== "h") return;
-      if (frame.ok !== true) return fail(`hello failed: ${JSON.stringify(frame.error)}`);
-      settled = true;
-      clearTimeout(timer);
-      c.removeAllListeners("close");
-      c.removeAllListeners("error");
-      c.removeAllListeners("message");
-      c.on("error", () => {});
-      resolve({
-        c,
-        connackMs,
-        helloMs: performance.now() - t0,
-        token: frame.data?.session_token ?? "",
-      });
-    });
-  });
-}
-
 /** Logs every client of `job` in, at most `job.window` at a time, and keeps them open. */
 async function runJob(job: Job, open: MqttClient[]): Promise<JobResult> {
   const result: JobResult = {
@@ -142,7 +85,9 @@ async function runJob(job: Job, open: MqttClient[]): Promise<JobResult> {
     while (next < job.ids.length) {
       const i = next++;
       try {
-        const r = await login(job.url, job.ids[i], job.secrets[i]);
+        const r = await helloLogin(job.url, job.ids[i], job.secrets[i], {
+          timeoutMs: CLIENT_TIMEOUT_MS,
+        });
         open.push(r.c);
         result.connackMs.push(r.connackMs);
         result.helloMs.push(r.helloMs);

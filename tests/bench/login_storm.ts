@@ -11,7 +11,8 @@
 // The server runs in this process; the clients run in a Worker so they do not share its event
 // loop. The password phase uses the cheap test argon2 cost, so its time is not representative of
 // production passwords (spec 12 parameters); the token phase does no argon2 at all.
-import mqtt, { type MqttClient } from "mqtt";
+import type { MqttClient } from "mqtt";
+import { helloLogin } from "./_mqtt_login.ts";
 
 interface Job {
   kind: "password" | "token";
@@ -60,54 +61,6 @@ function workerMain(): void {
   };
 }
 
-/** Connects, subscribes and says hello; resolves with timings and the hello data. */
-function login(
-  url: string,
-  id: string,
-  secret: string,
-  t0: number,
-): Promise<{ c: MqttClient; connackMs: number; helloMs: number; token: string | null }> {
-  return new Promise((resolve, reject) => {
-    const c = mqtt.connect(url, {
-      clientId: id,
-      username: id,
-      password: secret,
-      protocolVersion: 5,
-      clean: true,
-      reconnectPeriod: 0,
-      connectTimeout: TIMEOUT_MS,
-      properties: { sessionExpiryInterval: 0 },
-    });
-    let connackMs = 0;
-    const fail = (why: string) => {
-      c.end(true);
-      reject(new Error(`${id}: ${why}`));
-    };
-    c.once("error", (err) => fail(err.message));
-    c.once("close", () => fail("closed"));
-    c.once("connect", () => {
-      connackMs = performance.now() - t0;
-      c.subscribeAsync(`nix/c/${id}/down`, { qos: 1 }).then(() => {
-        c.publish(`nix/c/${id}/up`, '{"v":1,"type":"hello","rid":"h"}', { qos: 1 });
-      }, (err) => fail(String(err)));
-    });
-    c.on("message", (_topic, payload) => {
-      const frame = JSON.parse(new TextDecoder().decode(payload));
-      if (frame.rid !== "h") return;
-      if (frame.ok !== true) return fail(`hello failed: ${JSON.stringify(frame)}`);
-      c.removeAllListeners("close");
-      c.removeAllListeners("error");
-      c.on("error", () => {});
-      resolve({
-        c,
-        connackMs,
-        helloMs: performance.now() - t0,
-        token: frame.data.session_token ?? null,
-      });
-    });
-  });
-}
-
 async function runJob(job: Job, open: MqttClient[]): Promise<JobResult> {
   const result: JobResult = {
     kind: job.kind,
@@ -119,10 +72,13 @@ async function runJob(job: Job, open: MqttClient[]): Promise<JobResult> {
   };
   const one = async (i: number, t0: number) => {
     try {
-      const r = await login(job.url, job.ids[i], job.secrets[i], t0);
+      const r = await helloLogin(job.url, job.ids[i], job.secrets[i], {
+        timeoutMs: TIMEOUT_MS,
+        t0,
+      });
       result.connackMs.push(r.connackMs);
       result.helloMs.push(r.helloMs);
-      result.tokens[i] = r.token ?? "";
+      result.tokens[i] = r.token;
       if (job.kind === "password") await r.c.endAsync();
       else open.push(r.c);
     } catch (err) {
