@@ -21,7 +21,7 @@ import { currentVersion, migrate, MIGRATIONS, SCHEMA_VERSION } from "../server/s
 import { createGroup } from "../server/store/ops/groups.ts";
 import { submitMessage } from "../server/store/ops/messages.ts";
 import { binaryArgs } from "../server/store/ops/_testing.ts";
-import { resetOpsContext } from "../server/store/ops/context.ts";
+import { configure, resetOpsContext } from "../server/store/ops/context.ts";
 import { PasswordPool } from "../server/auth/password_pool.ts";
 import { TEST_POOL_PARAMS } from "./helpers/test_server.ts";
 import { seedEndpoints } from "./helpers/store_seed.ts";
@@ -279,6 +279,9 @@ Deno.test("crash matrix: kill -9 during migration 2 leaves the backup and a usab
   const v1 = openDb(path);
   try {
     seedEndpoints(v1, ["a", "b"], loginHash, now);
+    // Version 1 has no quota counters (migration 4): fill it as a build without quotas would.
+    resetOpsContext();
+    configure(v1, { maxPendingPerSender: 0, maxPendingPerReceiver: 0 }, now);
     for (const id of ids) {
       submitMessage(v1, binaryArgs(id, { sendAt: now, keep: true, ttlSeconds: 3600 }), now);
     }

@@ -15,6 +15,7 @@ import { currentVersion, migrate, MIGRATIONS, SCHEMA_VERSION } from "../server/s
 import { ackDelivery, claimDeliveries } from "../server/store/ops/deliveries.ts";
 import { submitMessage } from "../server/store/ops/messages.ts";
 import { binaryArgs } from "../server/store/ops/_testing.ts";
+import { configure, resetOpsContext } from "../server/store/ops/context.ts";
 
 Deno.test("a server upgrades a populated version-1 database, delivers what it held and reuses no id", async () => {
   const dataDir = join(await Deno.makeTempDir({ prefix: "nixmsg-upgrade-" }), "data");
@@ -28,6 +29,9 @@ Deno.test("a server upgrades a populated version-1 database, delivers what it he
   let oldSeq: number;
   try {
     seedEndpoints(v1, ["a", "b"], loginHash, now);
+    // Version 1 has no quota counters (migration 4): fill it as a build without quotas would.
+    resetOpsContext();
+    configure(v1, { maxPendingPerSender: 0, maxPendingPerReceiver: 0 }, now);
     // m0 was delivered and its receipt deleted (retention): version 1 would reuse both ids.
     submitMessage(v1, binaryArgs("m0", { sendAt: now, keep: true, ttlSeconds: 3600 }), now);
     claimDeliveries(v1, { endpointId: "b", connCode: "old", limit: 10 }, now);

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import { openDb } from "./db.ts";
 import { currentVersion, migrate, MIGRATIONS, SCHEMA_VERSION } from "./migrations.ts";
-import { resetOpsContext } from "./ops/context.ts";
+import { configure, resetOpsContext } from "./ops/context.ts";
 import { ackDelivery, claimDeliveries } from "./ops/deliveries.ts";
 import { addEndpoint, binaryArgs, T0 } from "./ops/_testing.ts";
 import { submitMessage } from "./ops/messages.ts";
@@ -43,6 +43,8 @@ function populatedV1(
   const db = openDb(path);
   try {
     resetOpsContext();
+    // Version 1 has no quota counters (migration 4): fill it as a build without quotas would.
+    configure(db, { maxPendingPerSender: 0, maxPendingPerReceiver: 0 }, T0);
     for (const id of ["a", "b", "c"]) addEndpoint(db, id);
     db.prepare("INSERT INTO settings (key, value, updated_at) VALUES ('registration_code', 'x', 1)")
       .run();

@@ -6,6 +6,7 @@ import { openDb } from "./db.ts";
 import { crashPoint } from "../config/crash_point.ts";
 import { SCHEMA_V1_SQL } from "./schema_v1.ts";
 import { SCHEMA_V2_SQL } from "./schema_v2.ts";
+import { SCHEMA_V4_SQL } from "./schema_v4.ts";
 
 // Migration 3: the console's live overview (server/metrics/history.ts) counts the deliveries
 // that finished in each 10 s window by `updated_at`. Without an index that walked every delivery
@@ -27,6 +28,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial schema", sql: SCHEMA_V1_SQL },
   { version: 2, name: "AUTOINCREMENT message seq and receipt id", sql: SCHEMA_V2_SQL },
   { version: 3, name: "finished deliveries by update time", sql: SCHEMA_V3_SQL },
+  { version: 4, name: "exact send quota counters", sql: SCHEMA_V4_SQL },
 ];
 
 /** The schema version this build expects. */

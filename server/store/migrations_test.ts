@@ -28,6 +28,7 @@ const TABLES = [
   "admin_sessions",
   "api_tokens",
   "schema_migrations",
+  "quota_counts",
 ];
 const INDEXES = [
   "idx_messages_due",
@@ -80,21 +81,22 @@ Deno.test("a new database gets every table and index of spec 7.7 without a backu
   withDir((dir) => {
     const path = join(dir, "nixmsg.db");
     const result = migrate(path, { backupDir: join(dir, "backup"), now: NOW });
-    assert.deepEqual(result, { from: 0, to: 3, backupPath: null });
-    assert.equal(SCHEMA_VERSION, 3);
-    assert.equal(MIGRATIONS.length, 3);
+    assert.deepEqual(result, { from: 0, to: 4, backupPath: null });
+    assert.equal(SCHEMA_VERSION, 4);
+    assert.equal(MIGRATIONS.length, 4);
     assert.equal(existsSync(join(dir, "backup")), false);
     readDb(path, (db) => {
       // Migration 2 rebuilt two tables, which moves them in sqlite_master: compare as sets.
       assert.deepEqual(names(db, "table").sort(), [...TABLES].sort());
       assert.deepEqual(names(db, "index").sort(), [...INDEXES].sort());
-      assert.equal(currentVersion(db), 3);
+      assert.equal(currentVersion(db), 4);
       const rows = db.prepare("SELECT version, applied_at FROM schema_migrations ORDER BY version")
         .all();
       assert.deepEqual(rows.map((r) => ({ ...r })), [
         { version: 1, applied_at: NOW },
         { version: 2, applied_at: NOW },
         { version: 3, applied_at: NOW },
+        { version: 4, applied_at: NOW },
       ]);
     });
   }));
@@ -104,7 +106,7 @@ Deno.test("an up-to-date database is left alone", () =>
     const path = join(dir, "nixmsg.db");
     migrate(path, { backupDir: join(dir, "backup"), now: NOW });
     const again = migrate(path, { backupDir: join(dir, "backup"), now: NOW + 1 });
-    assert.deepEqual(again, { from: 3, to: 3, backupPath: null });
+    assert.deepEqual(again, { from: 4, to: 4, backupPath: null });
     assert.equal(existsSync(join(dir, "backup")), false);
   }));
 

@@ -4,12 +4,14 @@
 // batches the way a busy writer groups them. No Worker, no main thread: only SQLite and the ops.
 //
 //   deno run -A tests/bench/message_ops.ts [--messages 20000] [--batch 25] [--sync OFF|FULL]
-//     [--quotas on|off]
+//     [--quotas on|off] [--backlog 0]
 //
 // Prints the time per message of each op kind and in total. With `--sync OFF` (the default) no
 // fsync is waited for, so the figure is CPU; `FULL` adds the four commits' fsyncs per batch.
 // `--quotas on` applies the default max_pending_per_sender/receiver (10,000), which count the
 // sender's unfinished messages and the receiver's pending deliveries on every submit.
+// `--backlog N` first gives the sender N unfinished messages to a third endpoint that never
+// takes them, as when a backend keeps sending to devices that are offline.
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -28,6 +30,7 @@ const { values: flags } = parseArgs({
     batch: { type: "string", default: "25" },
     sync: { type: "string", default: "OFF" },
     quotas: { type: "string", default: "on" },
+    backlog: { type: "string", default: "0" },
   },
 });
 const N = Number(flags.messages);
@@ -46,6 +49,7 @@ try {
   configure(db, { maxPendingPerSender: quota, maxPendingPerReceiver: quota }, 0);
   addEndpoint(db, "a");
   addEndpoint(db, "b");
+  addEndpoint(db, "offline");
   connected(db, { endpointId: "b", connCode: "k1" }, Date.now());
   const runner = new BatchRunner(db, ops);
   const body = new TextEncoder().encode("x".repeat(1024));
@@ -66,6 +70,28 @@ try {
     ms[k] += performance.now() - t;
     return r;
   };
+  const backlog = Number(flags.backlog);
+  for (let i = 0; i < backlog; i += 500) {
+    const now = Date.now();
+    batch(
+      Array.from({ length: Math.min(500, backlog - i) }, (_, k) => ["message.submit", {
+        senderId: "a",
+        id: `backlog${i + k}`,
+        fingerprint: new Uint8Array(32),
+        toKind: "endpoint",
+        toId: "offline",
+        body,
+        bodyEnc: "utf8",
+        contentType: "text/plain",
+        meta: "{}",
+        sendAt: now,
+        keep: true,
+        ttlSeconds: 86400,
+        receipt: true,
+      }]),
+      now,
+    );
+  }
   let n = 0;
   const started = performance.now();
   while (n < N) {
@@ -110,7 +136,8 @@ try {
   db.close();
   const us = (x: number) => `${((x * 1000) / N).toFixed(0)} µs`;
   console.log([
-    `message_ops: ${N} messages, batches of ${B}, synchronous=${flags.sync}, quotas ${flags.quotas}`,
+    `message_ops: ${N} messages, batches of ${B}, synchronous=${flags.sync}, quotas ${flags.quotas}, ` +
+    `sender backlog ${backlog}`,
     `  per message: submit ${us(ms.submit)}, claim ${us(ms.claim)}, ack ${us(ms.ack)}, ` +
     `receipt_ack ${us(ms.receiptAck)}; total ${us(total)}`,
   ].join("\n"));

@@ -16,7 +16,7 @@ function freshDb(): DatabaseSync {
   resetOpsContext();
   const db = new DatabaseSync(":memory:");
   db.exec("PRAGMA foreign_keys = ON");
-  db.exec(MIGRATIONS.find((m) => m.version === 1)!.sql);
+  for (const m of MIGRATIONS) db.exec(m.sql);
   for (const id of ["a", ...MEMBERS]) {
     db.prepare(
       "INSERT INTO endpoints (id, login_hash, created_at, offline_since) VALUES (?, 'x', 0, ?)",
