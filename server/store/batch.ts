@@ -14,12 +14,33 @@ const SQL_ROLLBACK = "ROLLBACK";
 const SQL_SAVEPOINT = "SAVEPOINT op";
 const SQL_RELEASE = "RELEASE op";
 const SQL_ROLLBACK_TO = "ROLLBACK TO op";
+const SQL_TOTAL_CHANGES = "SELECT total_changes() AS n";
+
+/**
+ * An op that runs without a savepoint wrote and then threw: its writes cannot be undone alone,
+ * so its whole batch is given up (every op answers `busy`) instead.
+ */
+class PartialOpError extends Error {
+  constructor(name: string, cause: unknown) {
+    super(
+      `Op ${name} failed after writing, so its batch was rolled back: ${
+        cause instanceof Error ? cause.message : String(cause)
+      }`,
+    );
+  }
+}
 
 /**
  * Runs batches of ops on the write connection: BEGIN IMMEDIATE, each op inside
  * `SAVEPOINT op … RELEASE op`, then COMMIT (spec 7.2). An op that throws is rolled back to its
  * savepoint alone; its batch mates still commit. Results are only returned after the COMMIT, so
  * nothing is answered before it is on disk.
+ *
+ * `unguarded` ops (the few that run for every message) skip the savepoint, which costs more than
+ * some of them (issue 19). Such an op must only fail before its first write; the runner checks it
+ * with SQLite's `total_changes()`: an op that failed without writing is reported alone, exactly
+ * as a rollback to its savepoint would leave it, and one that failed after writing gives up its
+ * whole batch (all `busy`, nothing committed).
  */
 export class BatchRunner {
   #db: DatabaseSync;
@@ -30,10 +51,13 @@ export class BatchRunner {
   #savepoint: StatementSync;
   #release: StatementSync;
   #rollbackTo: StatementSync;
+  #totalChanges: StatementSync;
+  #unguarded: ReadonlySet<string>;
 
-  constructor(db: DatabaseSync, ops: OpRegistry) {
+  constructor(db: DatabaseSync, ops: OpRegistry, unguarded: ReadonlySet<string> = new Set()) {
     this.#db = db;
     this.#ops = ops;
+    this.#unguarded = unguarded;
     // Each SAVEPOINT keeps the original of every page it changes in a sub-journal. On the
     // default temp file that tripled the cost of a 3-row op; in memory it is a memcpy.
     db.exec("PRAGMA temp_store = MEMORY");
@@ -46,6 +70,7 @@ export class BatchRunner {
     this.#savepoint = db.prepare(SQL_SAVEPOINT);
     this.#release = db.prepare(SQL_RELEASE);
     this.#rollbackTo = db.prepare(SQL_ROLLBACK_TO);
+    this.#totalChanges = db.prepare(SQL_TOTAL_CHANGES);
   }
 
   /** Runs `items` in one transaction and reports how each settled. */
@@ -75,6 +100,7 @@ export class BatchRunner {
     const [id, name, args, now] = item;
     const op = Object.hasOwn(this.#ops, name) ? this.#ops[name] : undefined;
     if (op === undefined) return [id, false, { message: `Unknown op ${name}` }];
+    if (this.#unguarded.has(name)) return this.#runUnguarded(item, op);
     this.#savepoint.run();
     try {
       const value = (op as (db: DatabaseSync, args: unknown, now: number) => unknown)(
@@ -92,6 +118,27 @@ export class BatchRunner {
       this.#release.run();
       return [id, false, toWireError(err)];
     }
+  }
+
+  #runUnguarded([id, name, args, now]: WireOp, op: OpRegistry[string]): WireResult {
+    const before = this.#changes();
+    try {
+      const value = (op as (db: DatabaseSync, args: unknown, now: number) => unknown)(
+        this.#db,
+        args,
+        now,
+      );
+      return [id, true, value];
+    } catch (err) {
+      if (!this.#db.isTransaction) throw err;
+      // A statement that failed undid its own changes; earlier ones of the op would stay.
+      if (this.#changes() !== before) throw new PartialOpError(name, err);
+      return [id, false, toWireError(err)];
+    }
+  }
+
+  #changes(): number {
+    return Number((this.#totalChanges.get() as { n: number | bigint }).n);
   }
 
   #abandon(): void {

@@ -97,3 +97,60 @@ Deno.test("BatchRunner fails the batch when an op ends the transaction under it"
     db.close();
   }
 });
+
+Deno.test("BatchRunner runs unguarded ops without a savepoint and reports a failure alone", () => {
+  const db = memoryDb();
+  try {
+    const fail = (_db: DatabaseSync, a: { key: string }) => {
+      throw new OpError("not_found", { key: a.key });
+    };
+    const runner = new BatchRunner(db, { ...ops, fail }, new Set(["put", "fail"]));
+    const msg = runner.run([
+      [1, "put", { key: "a" }, 1],
+      [2, "fail", { key: "b" }, 1],
+      [3, "put", { key: "c" }, 1],
+    ]);
+    assert.ok(msg.ok);
+    assert.deepEqual(msg.results, [
+      [1, true, "a"],
+      [2, false, { code: "not_found", message: "not_found", data: { key: "b" } }],
+      [3, true, "c"],
+    ]);
+    assert.deepEqual(keys(db), ["a", "c"]);
+    // A statement that fails undoes itself: the op failed before any change that stays.
+    const dup = runner.run([[4, "put", { key: "a" }, 2], [5, "put", { key: "d" }, 2]]);
+    assert.ok(dup.ok);
+    assert.equal(dup.results[0][1], false);
+    assert.match(JSON.stringify(dup.results[0][2]), /UNIQUE constraint failed/);
+    assert.deepEqual(dup.results[1], [5, true, "d"]);
+    assert.deepEqual(keys(db), ["a", "c", "d"]);
+  } finally {
+    db.close();
+  }
+});
+
+Deno.test("BatchRunner gives up the whole batch when an unguarded op fails after writing", () => {
+  const db = memoryDb();
+  try {
+    const runner = new BatchRunner(db, ops, new Set(["putThenFail"]));
+    const msg = runner.run([
+      [1, "put", { key: "a" }, 1],
+      [2, "putThenFail", { key: "b" }, 1],
+      [3, "put", { key: "c" }, 1],
+    ]);
+    assert.ok(!msg.ok);
+    assert.deepEqual(msg.ids, [1, 2, 3]);
+    assert.match(msg.error, /putThenFail failed after writing/);
+    assert.deepEqual(keys(db), []);
+    assert.equal(db.isTransaction, false);
+    // Guarded, the same op only rolls back itself.
+    const again = new BatchRunner(db, ops).run([
+      [4, "put", { key: "a" }, 2],
+      [5, "putThenFail", { key: "b" }, 2],
+    ]);
+    assert.ok(again.ok);
+    assert.deepEqual(keys(db), ["a"]);
+  } finally {
+    db.close();
+  }
+});

@@ -20,6 +20,9 @@ const MUST_SEARCH: Record<string, string> = {
   SQL_ANY_PENDING: "SEARCH deliveries USING INDEX sqlite_autoindex_deliveries_1 (seq=?)",
   SQL_RECALL_PENDING: "SEARCH deliveries USING INDEX sqlite_autoindex_deliveries_1 (seq=?)",
   SQL_PENDING_RECEIPTS: "SEARCH receipts USING INDEX idx_receipts_outbox",
+  // Every submit: the key and the record by their unique (sender, id) indexes.
+  SQL_SEND_KEY_AND_MESSAGE:
+    "SEARCH m USING INDEX sqlite_autoindex_messages_1 (sender_id=? AND id=?)",
 };
 
 function sourceFiles(dir: string, out: string[] = []): string[] {
@@ -44,7 +47,11 @@ Deno.test("statements search the index meant for them, never every pending deliv
       for (const m of Deno.readTextFileSync(file).matchAll(STATEMENT)) {
         const sql = (m[2] ?? m[3]).trim();
         if (!/^(SELECT|UPDATE|DELETE|INSERT|WITH)\b/i.test(sql)) continue;
-        const params = (sql.match(/\?/g) ?? []).length;
+        // `?N` parameters count once each, up to the highest N; bare `?` count one by one.
+        const numbered = [...sql.matchAll(/\?(\d+)/g)].map((n) => Number(n[1]));
+        const params = numbered.length > 0
+          ? Math.max(...numbered)
+          : (sql.match(/\?/g) ?? []).length;
         const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...Array(params).fill(1)) as {
           detail: string;
         }[]).map((r) => r.detail);

@@ -4,7 +4,7 @@ import type { DatabaseSync } from "node:sqlite";
 import { BatchRunner } from "./batch.ts";
 import { openDb } from "./db.ts";
 import type { OpRegistry } from "./op.ts";
-import { ops as builtinOps } from "./ops/mod.ts";
+import { ops as builtinOps, unguardedOps } from "./ops/mod.ts";
 import type {
   BatchCommittedMessage,
   FromWorker,
@@ -65,15 +65,21 @@ scope.onmessage = (event) => {
 
 async function init(msg: InitMessage): Promise<void> {
   let registry: OpRegistry = builtinOps;
+  let unguarded: ReadonlySet<string> = unguardedOps;
   if (msg.opsModule !== undefined) {
-    const mod = await import(msg.opsModule) as { ops?: OpRegistry };
+    const mod = await import(msg.opsModule) as {
+      ops?: OpRegistry;
+      unguardedOps?: ReadonlySet<string>;
+    };
     if (mod.ops === undefined) throw new Error(`Module ${msg.opsModule} exports no ops`);
     registry = mod.ops;
+    // A test's registry may replace any op: savepoints for all unless it says otherwise.
+    unguarded = mod.unguardedOps ?? new Set();
   }
   maxBatch = msg.maxBatch;
   maxWaitMs = msg.maxWaitMs;
   db = openDb(msg.path, { synchronous: msg.synchronous });
-  runner = new BatchRunner(db, registry);
+  runner = new BatchRunner(db, registry, unguarded);
 }
 
 /** Runs every batch that is due: full, older than maxWaitMs, or closing. */

@@ -11,6 +11,9 @@ import { migrate } from "../../server/store/migrations.ts";
 import { dbPath } from "../../server/app/paths.ts";
 import { createEndpoint } from "../../server/store/ops/endpoints.ts";
 
+/** NIXMSG_BENCH_STDOUT=file: append the server's raw stdout lines there. */
+const STDOUT_COPY = Deno.env.get("NIXMSG_BENCH_STDOUT");
+
 /**
  * The checkout whose server the benches run: this one, or NIXMSG_BENCH_SERVER_ROOT (another
  * worktree, e.g. an older commit) so that the same load generator measures before and after.
@@ -164,6 +167,9 @@ export async function startChildServer(
       while ((nl = buf.indexOf("\n")) >= 0) {
         const line = buf.slice(0, nl);
         buf = buf.slice(nl + 1);
+        // NIXMSG_BENCH_STDOUT=file keeps the server's raw stdout, e.g. the lines of
+        // NIXMSG_BENCH_V8_FLAGS=--trace-gc-nvp.
+        if (STDOUT_COPY) Deno.writeTextFileSync(STDOUT_COPY, line + "\n", { append: true });
         if (line.includes('"nixmsg serving"')) serving();
         if (/"level":"(warn|error)"/.test(line) && !line.includes("No TLS certificate")) {
           problems.push(line);

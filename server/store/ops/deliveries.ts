@@ -31,7 +31,7 @@ const SQL_DELIVERY = `SELECT state, keep, expire_at, pushed_conn FROM deliveries
 const SQL_END_PUSHED = `UPDATE deliveries SET state = ?, reason = ?, updated_at = ?
   WHERE seq = ? AND endpoint_id = ? AND state = 'pending' AND pushed_conn = ?`;
 const SQL_ACCEPT = `UPDATE deliveries SET state = 'accepted', reason = '', updated_at = ?
-  WHERE seq = ? AND endpoint_id = ? AND state = 'pending'`;
+  WHERE seq = ? AND endpoint_id = ? AND state = 'pending' RETURNING pushed_conn`;
 const SQL_EXPIRABLE = `SELECT seq, endpoint_id, keep FROM deliveries
   WHERE state = 'pending' AND expire_at <= ? AND pushed_conn IS NULL
   ORDER BY expire_at LIMIT ?`;
@@ -242,32 +242,29 @@ export function ackDelivery(db: DatabaseSync, args: AckArgs, now: number): AckRe
 function ackOne(db: DatabaseSync, args: AckArgs, now: number): Omit<AckResult, "claimed"> {
   const msg = messageById(db, args.from, args.id);
   if (msg === undefined) throw new OpError("not_found");
-  const d = prepareCached(db, SQL_DELIVERY).get(msg.seq, args.endpointId) as
-    | { state: DeliveryState; pushed_conn: string | null }
+  // The usual case first: a pending delivery becomes accepted (a conditional update).
+  const accepted = prepareCached(db, SQL_ACCEPT).get(now, msg.seq, args.endpointId) as
+    | { pushed_conn: string | null }
     | undefined;
-  if (d === undefined) throw new OpError("not_found");
-  const receipts: ReceiptRow[] = [];
-  if (d.state === "pending") {
-    const r = prepareCached(db, SQL_ACCEPT).run(now, msg.seq, args.endpointId);
-    if (Number(r.changes) > 0) {
-      noteReceipt(db, receipts, msg, args.endpointId, "accepted", "", now);
-      const completed = finalize(db, msg.seq);
-      return {
-        result: "accepted",
-        changed: true,
-        receipts,
-        wasPushedTo: d.pushed_conn,
-        completed,
-      };
-    }
+  if (accepted !== undefined) {
+    const receipts: ReceiptRow[] = [];
+    noteReceipt(db, receipts, msg, args.endpointId, "accepted", "", now);
+    const completed = finalize(db, msg.seq);
+    return {
+      result: "accepted",
+      changed: true,
+      receipts,
+      wasPushedTo: accepted.pushed_conn,
+      completed,
+    };
   }
-  // Lost the race (spec 7.1): answer the state as it stands now.
-  const after = prepareCached(db, SQL_DELIVERY).get(msg.seq, args.endpointId) as
+  // Not pending (a repeated ack, or it ended otherwise first, spec 7.1): answer its state.
+  const d = prepareCached(db, SQL_DELIVERY).get(msg.seq, args.endpointId) as
     | { state: DeliveryState }
     | undefined;
-  const state = after?.state ?? d.state;
-  if (state === "pending") throw new Error("Delivery stayed pending after a conditional accept");
-  return { result: state, changed: false, receipts, wasPushedTo: null, completed: false };
+  if (d === undefined) throw new OpError("not_found");
+  if (d.state === "pending") throw new Error("Delivery stayed pending after a conditional accept");
+  return { result: d.state, changed: false, receipts: [], wasPushedTo: null, completed: false };
 }
 
 /** Args of `delivery.expire`. */

@@ -17,9 +17,13 @@ import {
 
 // Submit, dispatch and recall of messages (spec 7.3, 7.4, 6.4 / 7.6 撤回).
 
-const SQL_SEND_KEY =
-  "SELECT request_sha256, created_at FROM send_keys WHERE sender_id = ? AND msg_id = ?";
-const SQL_ENDPOINT_ENABLED = "SELECT enabled FROM endpoints WHERE id = ?";
+const SQL_SEND_KEY = "SELECT 1 AS found FROM send_keys WHERE sender_id = ? AND msg_id = ?";
+// The send key and the message record under one id, in one statement (spec 7.3 step 2).
+const SQL_SEND_KEY_AND_MESSAGE = `SELECT k.request_sha256, k.created_at, m.seq, m.send_at,
+  m.state FROM (SELECT 1) LEFT JOIN send_keys k ON k.sender_id = ?1 AND k.msg_id = ?2
+  LEFT JOIN messages m ON m.sender_id = ?1 AND m.id = ?2`;
+// A direct message's target, read once per submit: validity, talk password and dispatch.
+const SQL_TARGET = "SELECT id, enabled, offline_since, talk_hash FROM endpoints WHERE id = ?";
 const SQL_GROUP_EXISTS = "SELECT 1 AS found FROM groups WHERE id = ?";
 const SQL_IS_MEMBER = "SELECT 1 AS found FROM group_members WHERE group_id = ? AND endpoint_id = ?";
 // The quota counts are kept exact by triggers (migration 4, schema_v4.ts): one primary-key read
@@ -106,23 +110,25 @@ export interface DispatchOutcome {
 export function submitMessage(db: DatabaseSync, args: SubmitArgs, now: number): SubmitResult {
   const duplicate = findDuplicate(db, args);
   if (duplicate !== null) return duplicate;
-  validateTarget(db, args);
+  const target = validateTarget(db, args);
   checkSenderQuota(db, args.senderId);
-  if (args.toKind === "endpoint") {
+  if (target !== null) {
     // spec 7.3 steps 3-5: talk password or grant, then the reply grant. Group sends skip both.
     const talk = args.talk ?? { verdict: "no_password" as const };
-    checkTalk(db, { senderId: args.senderId, targetId: args.toId, ...talk }, now);
+    checkTalk(db, { senderId: args.senderId, targetId: args.toId, ...talk }, now, {
+      talkHash: target.talk_hash,
+    });
     writeReplyGrant(db, args.senderId, args.toId, now);
   }
   // A direct message due now is written as dispatched at once: its target was checked above in
   // this transaction, so its dispatch cannot end early, and the scheduled -> dispatched update
   // (three index rewrites) is saved (issue 19).
-  const direct = args.toKind === "endpoint" && args.sendAt <= now;
+  const direct = target !== null && args.sendAt <= now;
   const msg = insertMessage(db, args, now, direct ? "dispatched" : "scheduled");
   insertSendKey(db, args, now);
   const out: DispatchOutcome = msg.send_at > now
     ? { state: "scheduled", wake: [], receipts: [] }
-    : dispatch(db, msg, now);
+    : dispatch(db, msg, now, target === null ? undefined : [target]);
   return { seq: msg.seq, sendAt: msg.send_at, duplicate: false, ...out };
 }
 
@@ -132,33 +138,42 @@ export function submitMessage(db: DatabaseSync, args: SubmitArgs, now: number): 
  * Returns null for a new message.
  */
 export function findDuplicate(db: DatabaseSync, args: SubmitArgs): SubmitResult | null {
-  const key = prepareCached(db, SQL_SEND_KEY).get(args.senderId, args.id) as
-    | { request_sha256: Uint8Array; created_at: number }
-    | undefined;
-  const msg = messageById(db, args.senderId, args.id);
-  if (key === undefined) {
+  const row = prepareCached(db, SQL_SEND_KEY_AND_MESSAGE).get(args.senderId, args.id) as {
+    request_sha256: Uint8Array | null;
+    created_at: number | null;
+    seq: number | null;
+    send_at: number | null;
+    state: MessageState | null;
+  };
+  if (row.request_sha256 === null) {
     // The key outlives its record, never the reverse; a lone record is a different request.
-    if (msg !== undefined) throw new OpError("conflict");
+    if (row.seq !== null) throw new OpError("conflict");
     return null;
   }
-  if (!sameBytes(key.request_sha256, args.fingerprint)) throw new OpError("conflict");
+  if (!sameBytes(row.request_sha256, args.fingerprint)) throw new OpError("conflict");
   const none = { duplicate: true, wake: [], receipts: [] };
-  if (msg === undefined) {
+  if (row.seq === null) {
     // Record deleted (retention): it completed; the submission time is the best send time known.
-    return { sendAt: key.created_at, state: "completed", ...none };
+    return { sendAt: row.created_at!, state: "completed", ...none };
   }
-  return { seq: msg.seq, sendAt: msg.send_at, state: msg.state, ...none };
+  return { seq: row.seq, sendAt: row.send_at!, state: row.state!, ...none };
 }
 
-/** spec 7.3 step 3: the target exists, is enabled, and a group has the sender as a member. */
-export function validateTarget(db: DatabaseSync, args: SubmitArgs): void {
+/** A direct message's target as `message.submit` reads it. */
+interface Target extends Recipient {
+  talk_hash: string | null;
+}
+
+/**
+ * spec 7.3 step 3: the target exists, is enabled, and a group has the sender as a member.
+ * Returns a direct message's target row (null for a group), read once for the whole submit.
+ */
+export function validateTarget(db: DatabaseSync, args: SubmitArgs): Target | null {
   if (args.toKind === "endpoint") {
-    const row = prepareCached(db, SQL_ENDPOINT_ENABLED).get(args.toId) as
-      | { enabled: number }
-      | undefined;
+    const row = prepareCached(db, SQL_TARGET).get(args.toId) as Target | undefined;
     if (row === undefined) throw new OpError("invalid_target");
     if (row.enabled !== 1) throw new OpError("endpoint_disabled");
-    return;
+    return row;
   }
   if (prepareCached(db, SQL_GROUP_EXISTS).get(args.toId) === undefined) {
     throw new OpError("invalid_target");
@@ -166,6 +181,7 @@ export function validateTarget(db: DatabaseSync, args: SubmitArgs): void {
   if (prepareCached(db, SQL_IS_MEMBER).get(args.toId, args.senderId) === undefined) {
     throw new OpError("not_member");
   }
+  return null;
 }
 
 /** spec 7.3 step 3: unfinished messages (scheduled or dispatched) below max_pending_per_sender. */
@@ -237,10 +253,16 @@ interface Recipient {
 /**
  * spec 7.4: turns a scheduled message into deliveries, one per recipient, then completes it
  * at once when none of them is pending. Does nothing when the message is no longer scheduled.
+ * `known`: the recipients as this transaction already read them (a direct submit's target).
  */
-export function dispatch(db: DatabaseSync, msg: MessageRow, now: number): DispatchOutcome {
+export function dispatch(
+  db: DatabaseSync,
+  msg: MessageRow,
+  now: number,
+  known?: Recipient[],
+): DispatchOutcome {
   const receipts: ReceiptRow[] = [];
-  const recipients = resolveRecipients(db, msg);
+  const recipients = known ?? resolveRecipients(db, msg);
   if (typeof recipients === "string") {
     if (msg.state !== "scheduled") {
       throw new Error(`Dispatch of message ${msg.seq} found ${recipients}`);

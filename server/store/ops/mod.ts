@@ -33,3 +33,15 @@ export const ops = {
 
 /** The type of {@link ops}; the default registry of `Writer`. */
 export type Ops = typeof ops;
+
+/**
+ * Ops the writer runs without a SAVEPOINT (see `BatchRunner`): the ones every message goes
+ * through. Each throws only before its first write (expected errors are checks that come
+ * first); should one ever fail after writing, its whole batch answers `busy` instead.
+ */
+export const unguardedOps: ReadonlySet<keyof Ops> = new Set<keyof Ops>([
+  "message.submit",
+  "delivery.claim",
+  "delivery.ack",
+  "receipt.ack",
+]);

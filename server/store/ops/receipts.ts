@@ -9,9 +9,10 @@ const SQL_MESSAGE_BY_SEQ = `SELECT seq, id, sender_id, dest_kind, dest_id, send_
   ttl_seconds, receipt, state, reason FROM messages WHERE seq = ?`;
 const SQL_MESSAGE_BY_ID = `SELECT seq, id, sender_id, dest_kind, dest_id, send_at, keep,
   ttl_seconds, receipt, state, reason FROM messages WHERE sender_id = ? AND id = ?`;
-const SQL_SENDER_EXISTS = "SELECT 1 AS found FROM endpoints WHERE id = ?";
+// Written only while the sender exists (spec 7.6): one statement for the check and the write.
 const SQL_INSERT_RECEIPT = `INSERT INTO receipts (sender_id, msg_id, endpoint_id, state, reason,
-  created_at, acked) VALUES (?, ?, ?, ?, ?, ?, 0)`;
+  created_at, acked) SELECT ?1, ?2, ?3, ?4, ?5, ?6, 0
+  WHERE EXISTS (SELECT 1 FROM endpoints WHERE id = ?1)`;
 const SQL_COMPLETE_IF_DONE = `UPDATE messages SET state = 'completed'
   WHERE seq = ? AND state = 'dispatched'
     AND NOT EXISTS (SELECT 1 FROM deliveries WHERE seq = ? AND +state = 'pending')`;
@@ -120,7 +121,6 @@ export function writeReceipt(
   now: number,
 ): ReceiptRow | null {
   if (msg.receipt !== 1) return null;
-  if (prepareCached(db, SQL_SENDER_EXISTS).get(msg.sender_id) === undefined) return null;
   const r = prepareCached(db, SQL_INSERT_RECEIPT).run(
     msg.sender_id,
     msg.id,
@@ -129,6 +129,7 @@ export function writeReceipt(
     reason,
     now,
   );
+  if (Number(r.changes) === 0) return null;
   return {
     receiptId: Number(r.lastInsertRowid),
     senderId: msg.sender_id,

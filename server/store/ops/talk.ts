@@ -162,9 +162,17 @@ export interface CheckTalkArgs {
  *
  * @throws {OpError} `talk_password_invalid`, `talk_password_required`.
  */
-export function checkTalk(db: DatabaseSync, args: CheckTalkArgs, now: number): void {
-  // Most targets have no talk password: then no grant is needed or read (issue 19).
-  if (!hasTalkPassword(db, args.targetId)) return;
+export function checkTalk(
+  db: DatabaseSync,
+  args: CheckTalkArgs,
+  now: number,
+  target?: { talkHash: string | null },
+): void {
+  // Most targets have no talk password: then no grant is needed or read (issue 19). `target`:
+  // the target's row as the caller read it in this transaction.
+  if (target === undefined ? !hasTalkPassword(db, args.targetId) : target.talkHash === null) {
+    return;
+  }
   const st = grantState(db, args.senderId, args.targetId);
   if (!st.needsPassword) return;
   const stale = args.expectedVersion === undefined
