@@ -6,10 +6,10 @@ import { tuneStream } from "../../sdk/ts/src/transport.ts";
 import { makeTestHome, runCli, type TestHome } from "../helpers/server_process.ts";
 import { TEST_POOL_PARAMS } from "../helpers/test_server.ts";
 import { type Argon2Params, PasswordPool } from "../../server/auth/password_pool.ts";
-import { openDb } from "../../server/store/db.ts";
-import { migrate } from "../../server/store/migrations.ts";
 import { dbPath } from "../../server/app/paths.ts";
-import { createEndpoint } from "../../server/store/ops/endpoints.ts";
+import type { openDb as OpenDb } from "../../server/store/db.ts";
+import type { migrate as Migrate } from "../../server/store/migrations.ts";
+import type { createEndpoint as CreateEndpoint } from "../../server/store/ops/endpoints.ts";
 
 /** NIXMSG_BENCH_STDOUT=file: append the server's raw stdout lines there. */
 const STDOUT_COPY = Deno.env.get("NIXMSG_BENCH_STDOUT");
@@ -18,8 +18,14 @@ const STDOUT_COPY = Deno.env.get("NIXMSG_BENCH_STDOUT");
  * The checkout whose server the benches run: this one, or NIXMSG_BENCH_SERVER_ROOT (another
  * worktree, e.g. an older commit) so that the same load generator measures before and after.
  */
-const ROOT = Deno.env.get("NIXMSG_BENCH_SERVER_ROOT") ??
-  new URL("../../", import.meta.url).pathname;
+const ROOT =
+  (Deno.env.get("NIXMSG_BENCH_SERVER_ROOT") ?? new URL("../../", import.meta.url).pathname)
+    .replace(/\/?$/, "/");
+
+/** A module of the checkout under test (its schema and ops may be older than this one's). */
+function serverModule<T>(path: string): Promise<T> {
+  return import(new URL(path, `file://${ROOT}`).href);
+}
 
 /**
  * MQTT.js's Node WebSocket transport sends each piece of a packet as its own frame. The load
@@ -49,8 +55,15 @@ export async function prepareHome(
   params: Argon2Params = TEST_POOL_PARAMS,
 ): Promise<TestHome> {
   const home = await makeTestHome(overrides);
+  // The database is made by the checkout that will serve it: an older server refuses a newer schema.
+  home.root = ROOT;
   const init = await runCli(home, ["admin", "init"]);
   if (init.code !== 0) throw new Error(`admin init failed: ${init.stderr}`);
+  const { migrate } = await serverModule<{ migrate: typeof Migrate }>("server/store/migrations.ts");
+  const { openDb } = await serverModule<{ openDb: typeof OpenDb }>("server/store/db.ts");
+  const { createEndpoint } = await serverModule<{ createEndpoint: typeof CreateEndpoint }>(
+    "server/store/ops/endpoints.ts",
+  );
   const path = dbPath(home.dataDir);
   migrate(path, { backupDir: join(home.dataDir, "backup") });
   const hash = await new PasswordPool({ params }).hash(password);
