@@ -22,9 +22,28 @@ if (!HAS_CHROMIUM) {
   );
 }
 
-/** Builds web/dist when it is missing (`deno task build:web` normally runs first). */
+/** The newest modification time of a file under `dir`, build output and packages left out. */
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const e of Deno.readDirSync(dir)) {
+    if (e.name === "dist" || e.name === "node_modules") continue;
+    const path = join(dir, e.name);
+    const t = e.isDirectory ? newestSource(path) : Deno.statSync(path).mtime?.getTime() ?? 0;
+    if (t > newest) newest = t;
+  }
+  return newest;
+}
+
+/**
+ * Builds web/dist when it is missing or older than a file under web/ (`deno task build:web`
+ * normally runs first), so a test run from a working copy never drives a stale console.
+ */
 async function ensureBuilt(): Promise<void> {
-  if (existsSync(join(WEB_DIST, "index.html"))) return;
+  const index = join(WEB_DIST, "index.html");
+  if (existsSync(index)) {
+    const built = Deno.statSync(index).mtime?.getTime() ?? 0;
+    if (built >= newestSource(join(ROOT, "web"))) return;
+  }
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["task", "build:web"],
     cwd: ROOT,
