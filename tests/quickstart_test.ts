@@ -1,0 +1,151 @@
+// The README's first command, `./nixmsg quickstart`, run as written in an empty directory: it
+// writes config.yaml with the defaults, prints the admin password once, and serves on :7443 with
+// that password working; a second run keeps both. The fixed port is the point of the command, so
+// each run gets a network namespace of its own (`unshare -n`), where nothing else can hold 7443.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+
+const LAUNCHER = new URL("../nixmsg", import.meta.url).pathname;
+const HAS_NETNS = Deno.uid() === 0 && ["/usr/bin/unshare", "/usr/bin/nsenter", "/usr/sbin/ip"]
+  .every((p) => {
+    try {
+      return Deno.statSync(p).isFile;
+    } catch {
+      return false;
+    }
+  });
+
+interface Run {
+  /** Lines the command printed before "nixmsg serving". */
+  before: string[];
+  /** Runs `args` inside the server's network namespace. */
+  inside(args: string[]): Promise<{ code: number; stdout: string }>;
+  stop(): Promise<number>;
+}
+
+async function quickstart(dir: string): Promise<Run> {
+  const child = new Deno.Command("unshare", {
+    args: ["-n", "bash", "-c", `ip link set lo up && exec bash "${LAUNCHER}" quickstart`],
+    cwd: dir,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const before: string[] = [];
+  const stderr = new Response(child.stderr).text();
+  let serving = false;
+  let buf = "";
+  const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
+  while (!serving) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += value;
+    let nl;
+    while (!serving && (nl = buf.indexOf("\n")) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      if (line.includes('"nixmsg serving"')) serving = true;
+      else before.push(line);
+    }
+  }
+  clearTimeout(timer);
+  if (!serving) {
+    const status = await child.status;
+    throw new Error(`quickstart did not serve (exit ${status.code}): ${await stderr}`);
+  }
+  // Keep draining stdout so the server never blocks on a full pipe.
+  const drained = (async () => {
+    while (!(await reader.read()).done) { /* discard */ }
+  })();
+  return {
+    before,
+    async inside(args) {
+      const out = await new Deno.Command("nsenter", {
+        args: ["-t", String(child.pid), "-n", ...args],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      return { code: out.code, stdout: new TextDecoder().decode(out.stdout) };
+    },
+    async stop() {
+      child.kill("SIGTERM");
+      const status = await child.status;
+      await drained;
+      await stderr;
+      return status.code;
+    },
+  };
+}
+
+/** HTTP status of an admin login with `password`, from inside the namespace. */
+async function login(run: Run, password: string): Promise<string> {
+  const r = await run.inside([
+    "curl",
+    "-s",
+    "-o",
+    "/dev/null",
+    "-w",
+    "%{http_code}",
+    "-H",
+    "content-type: application/json",
+    "-H",
+    "X-Nixmsg-Request: 1",
+    "--data",
+    JSON.stringify({ username: "admin", password }),
+    "http://127.0.0.1:7443/api/admin/login",
+  ]);
+  return r.stdout;
+}
+
+Deno.test({
+  name: "./nixmsg quickstart sets up an empty directory, serves on :7443, and a rerun keeps it",
+  ignore: !HAS_NETNS,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "nixmsg-quickstart-" });
+    try {
+      const first = await quickstart(dir);
+      let password = "";
+      try {
+        assert.ok(
+          first.before.some((l) => l.includes("Wrote ./config.yaml with the default settings")),
+          "the first run says it wrote config.yaml",
+        );
+        const shown = first.before.map((l) => /^\s*password: (\S+)$/.exec(l)?.[1]).filter(
+          (p) => p !== undefined,
+        );
+        assert.equal(shown.length, 1, "the admin password is printed once");
+        password = shown[0]!;
+        assert.equal(await login(first, password), "200");
+        assert.equal(await login(first, `${password}x`), "401");
+        const health = await first.inside([
+          "curl",
+          "-s",
+          "-o",
+          "/dev/null",
+          "-w",
+          "%{http_code}",
+          "http://127.0.0.1:7443/healthz",
+        ]);
+        assert.equal(health.stdout, "200");
+      } finally {
+        assert.equal(await first.stop(), 0, "SIGTERM stops it cleanly");
+      }
+      const config = await Deno.readTextFile(join(dir, "config.yaml"));
+      assert.match(config, /^listen: ":7443"$/m);
+      assert.match(config, /^data_dir: "\.\/data"$/m);
+
+      const second = await quickstart(dir);
+      try {
+        assert.ok(!second.before.some((l) => l.includes("Wrote ")), "config.yaml is kept");
+        assert.ok(!second.before.some((l) => /password:/.test(l)), "no new admin password");
+        assert.equal(await login(second, password), "200");
+      } finally {
+        assert.equal(await second.stop(), 0);
+      }
+      assert.equal(await Deno.readTextFile(join(dir, "config.yaml")), config);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
