@@ -128,6 +128,9 @@ Deno.test({
           "http://127.0.0.1:7443/healthz",
         ]);
         assert.equal(health.stdout, "200");
+        // README "First steps": the console is at the root of the same port.
+        const page = await first.inside(["curl", "-s", "http://127.0.0.1:7443/"]);
+        assert.match(page.stdout, /<div id="app">/);
       } finally {
         assert.equal(await first.stop(), 0, "SIGTERM stops it cleanly");
       }
