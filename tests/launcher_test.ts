@@ -57,6 +57,14 @@ async function tree(): Promise<Tree> {
 
 const T = 1_800_000_000;
 
+/** An earlier build in web/dist and a source edited after it. */
+async function staleBuild(t: Tree): Promise<void> {
+  await Deno.mkdir(join(t.dir, "web", "dist"));
+  await Deno.writeTextFile(join(t.dir, "web", "dist", "index.html"), "old\n");
+  await t.setTime("web/dist/index.html", T);
+  await t.setTime("web/src/App.vue", T + 100);
+}
+
 Deno.test("./nixmsg builds the console once when web/dist is missing", async () => {
   const t = await tree();
   try {
@@ -80,10 +88,7 @@ Deno.test("./nixmsg builds the console once when web/dist is missing", async () 
 Deno.test("./nixmsg rebuilds the console when a source under web/ is newer than the build", async () => {
   const t = await tree();
   try {
-    await Deno.mkdir(join(t.dir, "web", "dist"));
-    await Deno.writeTextFile(join(t.dir, "web", "dist", "index.html"), "old\n");
-    await t.setTime("web/dist/index.html", T);
-    await t.setTime("web/src/App.vue", T + 100);
+    await staleBuild(t);
     // node_modules is not a source: touching it alone would not rebuild.
     await t.setTime("web/node_modules/dep.js", T + 200);
     const r = await t.run(["quickstart"]);
@@ -104,10 +109,7 @@ Deno.test("./nixmsg rebuilds the console when a source under web/ is newer than 
 Deno.test("./nixmsg serves the previous console when a rebuild fails, and never builds for other commands", async () => {
   const t = await tree();
   try {
-    await Deno.mkdir(join(t.dir, "web", "dist"));
-    await Deno.writeTextFile(join(t.dir, "web", "dist", "index.html"), "old\n");
-    await t.setTime("web/dist/index.html", T);
-    await t.setTime("web/src/App.vue", T + 100);
+    await staleBuild(t);
     const failed = await t.run(["serve"], { FAIL_BUILD: "1" });
     assert.equal(failed.code, 0);
     assert.match(

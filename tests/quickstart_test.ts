@@ -78,8 +78,8 @@ async function quickstart(dir: string): Promise<Run> {
   };
 }
 
-/** HTTP status of an admin login with `password`, from inside the namespace. */
-async function login(run: Run, password: string): Promise<string> {
+/** The HTTP status of a request to the server's port, made inside its namespace. */
+async function status(run: Run, path: string, curlArgs: string[] = []): Promise<string> {
   const r = await run.inside([
     "curl",
     "-s",
@@ -87,15 +87,22 @@ async function login(run: Run, password: string): Promise<string> {
     "/dev/null",
     "-w",
     "%{http_code}",
+    ...curlArgs,
+    `http://127.0.0.1:7443${path}`,
+  ]);
+  return r.stdout;
+}
+
+/** HTTP status of an admin login with `password`. */
+function login(run: Run, password: string): Promise<string> {
+  return status(run, "/api/admin/login", [
     "-H",
     "content-type: application/json",
     "-H",
     "X-Nixmsg-Request: 1",
     "--data",
     JSON.stringify({ username: "admin", password }),
-    "http://127.0.0.1:7443/api/admin/login",
   ]);
-  return r.stdout;
 }
 
 Deno.test({
@@ -118,16 +125,7 @@ Deno.test({
         password = shown[0]!;
         assert.equal(await login(first, password), "200");
         assert.equal(await login(first, `${password}x`), "401");
-        const health = await first.inside([
-          "curl",
-          "-s",
-          "-o",
-          "/dev/null",
-          "-w",
-          "%{http_code}",
-          "http://127.0.0.1:7443/healthz",
-        ]);
-        assert.equal(health.stdout, "200");
+        assert.equal(await status(first, "/healthz"), "200");
         // README "First steps": the console is at the root of the same port.
         const page = await first.inside(["curl", "-s", "http://127.0.0.1:7443/"]);
         assert.match(page.stdout, /<div id="app">/);
