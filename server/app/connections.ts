@@ -18,11 +18,6 @@ export interface Conn {
   maxReceiveBytes: number | null;
   helloTimer: ReturnType<typeof setTimeout> | null;
   queue: SerialQueue<Uint8Array> | null;
-  /**
-   * Settles once every request taken so far has completed (committed and answered); requests
-   * that must not overlap earlier ones wait on it (spec 5 serial handling, see `MqttApp`).
-   */
-  settled: Promise<void>;
   closed: boolean;
 }
 

@@ -15,7 +15,6 @@ function conn(code: string, endpointId: string): Conn {
     maxReceiveBytes: null,
     helloTimer: null,
     queue: null,
-    settled: Promise.resolve(),
     closed: false,
   };
 }

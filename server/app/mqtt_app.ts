@@ -1,7 +1,7 @@
 import type { App } from "./app_context.ts";
 import type { AuthResult, BrokerHooks, ConnectInfo, PublishOutcome } from "../broker/types.ts";
 import { type Conn } from "./connections.ts";
-import { SerialQueue, type Started } from "./serial_queue.ts";
+import { SerialQueue } from "./serial_queue.ts";
 import type { LoginService } from "./login.ts";
 import {
   encodeFrame,
@@ -88,7 +88,9 @@ export class MqttApp implements BrokerHooks {
   readonly #handlers: HandlerTable;
   readonly #listeners: ConnListeners[] = [];
   /** Request handlers running now, pipelined ones included. */
-  readonly #running = new Set<Promise<void>>();
+  #running = 0;
+  /** Called when `#running` drops to zero (see `settle`). */
+  #idle: (() => void)[] = [];
   #stopping = false;
 
   constructor(app: App, login: LoginService, handlers: HandlerTable) {
@@ -115,13 +117,13 @@ export class MqttApp implements BrokerHooks {
    * `timeoutMs`.
    */
   async settle(timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
+    if (this.#running === 0) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const expired = new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)));
-    // Bounded: every round waits for the requests running now, which start no new ones.
-    while (this.#running.size > 0 && Date.now() < deadline) {
-      await Promise.race([Promise.allSettled([...this.#running]), expired]);
-    }
+    // Stopped queues start no new requests, so this only waits for those running now.
+    await new Promise<void>((resolve) => {
+      this.#idle.push(resolve);
+      timer = setTimeout(resolve, timeoutMs);
+    });
     clearTimeout(timer);
   }
 
@@ -151,10 +153,12 @@ export class MqttApp implements BrokerHooks {
       maxReceiveBytes: null,
       helloTimer: null,
       queue: null,
-      settled: Promise.resolve(),
       closed: false,
     };
-    conn.queue = new SerialQueue(REQUEST_QUEUE, (payload) => this.#handle(conn, payload));
+    conn.queue = new SerialQueue(
+      REQUEST_QUEUE,
+      (payload, release) => this.#handle(conn, payload, release),
+    );
     // spec 6.1: no hello within 30 s -> disconnect.
     conn.helloTimer = setTimeout(() => {
       conn.helloTimer = null;
@@ -231,6 +235,11 @@ export class MqttApp implements BrokerHooks {
     return this.#app.broker.publish(conn.code, bytes, qos);
   }
 
+  /** Publishes a downlink frame to one connection, without waiting for its outcome. */
+  post(conn: Conn, bytes: Uint8Array, qos: 0 | 1): void {
+    if (!conn.closed) this.#app.broker.post(conn.code, bytes, qos);
+  }
+
   /**
    * Sends `fatal` and disconnects the endpoint's current connection (spec 6.8); used by admin
    * disable, delete and password reset.
@@ -262,24 +271,36 @@ export class MqttApp implements BrokerHooks {
 
   /**
    * Publishes a `resp`; an oversized one becomes `response_too_large` (spec 6.10). The PUBACK is
-   * not awaited by default so that one client's round trips do not serialize request handling.
+   * not awaited, so that one client's round trips do not serialize request handling; see
+   * `#respBytes` for a caller that waits.
    */
-  #respond(
+  #respond(conn: Conn, rid: string, result: { data: unknown } | { error: ProtocolError }): void {
+    this.post(conn, this.#respBytes(conn, rid, result), 1);
+  }
+
+  #respBytes(
     conn: Conn,
     rid: string,
     result: { data: unknown } | { error: ProtocolError },
-  ): Promise<PublishOutcome> {
+  ): Uint8Array {
     if ("error" in result) countError(result.error.code);
     const frame = "error" in result ? errResp(rid, result.error) : okResp(rid, result.data);
-    return this.publish(conn, encodeResp(frame, this.frameLimit(conn)), 1);
+    return encodeResp(frame, this.frameLimit(conn));
   }
 
-  async #handle(conn: Conn, payload: Uint8Array): Promise<Started> {
+  /**
+   * Takes one request frame of `conn`; returns its completion, or nothing when it is answered
+   * at once. A pipelined request calls `release` once its writer op is queued, so the next
+   * request starts then: ops are queued in arrival order and the writer is FIFO. Its `resp` goes
+   * out when its own op has committed; the queue bounds how many are in flight. A serial request
+   * starts once every earlier one has completed, and the next one waits for it.
+   */
+  #handle(conn: Conn, payload: Uint8Array, release: () => void): Promise<void> | void {
     const app = this.#app;
     const parsed = parseRequest(payload, app.config.limits);
     if (!parsed.ok) {
       // spec 6: malformed frames get bad_request; without a readable rid it is echoed as "".
-      void this.#respond(conn, parsed.rid ?? "", { error: parsed.error });
+      this.#respond(conn, parsed.rid ?? "", { error: parsed.error });
       return;
     }
     const frame = parsed.frame;
@@ -290,78 +311,73 @@ export class MqttApp implements BrokerHooks {
     }
     // spec 6.10: one bucket for everything except ack and receipt_ack.
     if (frame.type !== "ack" && frame.type !== "receipt_ack" && !app.rate.take(conn.endpointId)) {
-      void this.#respond(conn, frame.rid, { error: new ProtocolError("rate_limited") });
+      this.#respond(conn, frame.rid, { error: new ProtocolError("rate_limited") });
       return;
     }
     if (!conn.handshaken && frame.type !== "hello") {
-      void this.#respond(conn, frame.rid, { error: new ProtocolError("not_ready") });
+      this.#respond(conn, frame.rid, { error: new ProtocolError("not_ready") });
       return;
     }
     const handler = this.#handlers[frame.type] as Handler<typeof frame.type> | undefined;
     if (!handler) {
-      void this.#respond(conn, frame.rid, {
+      this.#respond(conn, frame.rid, {
         error: new ProtocolError("bad_request", `不支持的请求类型：${frame.type}`),
       });
       return;
     }
-    const before = conn.settled;
-    let queued!: () => void;
-    const opQueued = new Promise<void>((r) => (queued = r));
-    const pipelined = pipelines(frame);
-    // A serial request starts once every earlier one has completed.
-    if (!pipelined) await before;
-    const run = this.#run(conn, frame, handler, queued, before);
-    conn.settled = Promise.all([before, run.catch(() => {})]).then(() => {});
-    this.#running.add(run);
-    run.catch(() => {}).finally(() => this.#running.delete(run));
-    if (!pipelined) {
-      await run;
-      return;
-    }
-    // The next request starts once this one's writer op is queued (or it has finished without
-    // one): ops are queued in arrival order and the writer is FIFO. Its `resp` goes out when its
-    // own op has committed; the queue bounds how many are in flight.
-    await Promise.race([opQueued, run]);
-    return { done: run };
+    return this.#run(conn, frame, handler, pipelines(frame) ? release : null);
   }
 
+  /** Runs one request: `release` is null for a serial one (see `#handle`). */
   async #run(
     conn: Conn,
     frame: RequestFrame,
     handler: Handler<RequestType>,
-    queued: () => void,
-    earlier: Promise<void>,
+    release: (() => void) | null,
   ): Promise<void> {
     const app = this.#app;
-    let result: { data: unknown } | { error: ProtocolError };
-    const afters: (() => void | Promise<void>)[] = [];
-    const ctx: RequestCtx = {
-      app,
-      conn,
-      mqtt: this,
-      after: (fn) => afters.push(fn),
-      write: (op, args) => {
-        const p = app.writer.run(op, args);
-        queued();
-        return p;
-      },
-      earlier: () => earlier,
-    };
+    this.#running++;
     try {
-      result = { data: await handler(ctx, frame as never) };
-    } catch (err) {
-      result = { error: this.#asProtocolError(err, frame.type) };
+      if (release === null) await this.#earlier(conn);
+      let result: { data: unknown } | { error: ProtocolError };
+      const afters: (() => void | Promise<void>)[] = [];
+      const ctx: RequestCtx = {
+        app,
+        conn,
+        mqtt: this,
+        after: (fn) => afters.push(fn),
+        write: release === null ? app.writer.run.bind(app.writer) : (op, args) => {
+          const p = app.writer.run(op, args);
+          release();
+          return p;
+        },
+        earlier: () => this.#earlier(conn),
+      };
+      try {
+        result = { data: await handler(ctx, frame as never) };
+      } catch (err) {
+        result = { error: this.#asProtocolError(err, frame.type) };
+      }
+      if (conn.closed) return;
+      if ("error" in result || !afters.length) {
+        this.#respond(conn, frame.rid, result);
+        if ("error" in result) return;
+      } else {
+        // e.g. logout: the connection closes only once its `resp` has been taken.
+        await this.publish(conn, this.#respBytes(conn, frame.rid, result), 1);
+        for (const fn of afters) await fn();
+      }
+      if (frame.type === "hello") {
+        for (const l of this.#listeners) l.handshaken?.(conn);
+      }
+    } finally {
+      if (--this.#running === 0) { for (const w of this.#idle.splice(0)) w(); }
     }
-    if (conn.closed) return;
-    const sent = this.#respond(conn, frame.rid, result);
-    if ("error" in result) return;
-    if (afters.length) {
-      await sent;
-      for (const fn of afters) await fn();
-    }
-    if (frame.type === "hello") {
-      for (const l of this.#listeners) l.handshaken?.(conn);
-    }
+  }
+
+  /** Settles once every earlier request of `conn` has completed (the caller has not released). */
+  #earlier(conn: Conn): Promise<void> {
+    return conn.queue ? conn.queue.othersDone() : Promise.resolve();
   }
 
   #asProtocolError(err: unknown, type: string): ProtocolError {

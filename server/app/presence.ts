@@ -91,7 +91,7 @@ export class Presence {
     for (const code of targets) {
       const w = this.#watches.get(code);
       if (!w || !w.conn.handshaken || w.conn.closed) continue;
-      void this.#mqtt.publish(w.conn, bytes, 0);
+      this.#mqtt.post(w.conn, bytes, 0);
     }
   }
 }

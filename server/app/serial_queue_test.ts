@@ -58,12 +58,14 @@ async function settleUntil(cond: () => boolean): Promise<void> {
   assert.ok(cond(), "condition reached");
 }
 
-Deno.test("SerialQueue starts the next item once the previous one hands back its completion", async () => {
+Deno.test("SerialQueue starts the next item once the previous one releases", async () => {
   const started: number[] = [];
   const gates: (() => void)[] = [];
-  const q = new SerialQueue<number>(3, (n) => {
+  const q = new SerialQueue<number>(3, (n, release) => {
     started.push(n);
-    return Promise.resolve({ done: new Promise<void>((r) => gates.push(r)) });
+    const done = new Promise<void>((r) => gates.push(r));
+    release();
+    return done;
   });
   const pushes = [0, 1, 2, 3, 4].map((n) => q.push(n));
   let released = 0;
@@ -83,5 +85,63 @@ Deno.test("SerialQueue starts the next item once the previous one hands back its
   await settleUntil(() => started.length >= 5);
   assert.deepEqual(started, [0, 1, 2, 3, 4]);
   while (gates.length) gates.shift()!();
+  q.close();
+});
+
+Deno.test("SerialQueue never starts an item inside the one that released", async () => {
+  const events: string[] = [];
+  let depth = 0;
+  const q = new SerialQueue<number>(8, (n, release) => {
+    depth++;
+    events.push(`start ${n} at depth ${depth}`);
+    release();
+    events.push(`released ${n}`);
+    depth--;
+    return new Promise<void>((r) => queueMicrotask(r));
+  });
+  for (let i = 0; i < 3; i++) void q.push(i);
+  await settleUntil(() => events.length >= 6);
+  assert.deepEqual(events, [
+    "start 0 at depth 1",
+    "released 0",
+    "start 1 at depth 1",
+    "released 1",
+    "start 2 at depth 1",
+    "released 2",
+  ]);
+});
+
+Deno.test("SerialQueue: an item that does not release runs alone, after othersDone", async () => {
+  const log: string[] = [];
+  const gates = new Map<number, () => void>();
+  const q: SerialQueue<number> = new SerialQueue<number>(8, (n, release): Promise<void> => {
+    log.push(`start ${n}`);
+    if (n === 2) {
+      // A serial item: waits for the two pipelined ones before it, never releases.
+      return q.othersDone().then(() => void log.push(`2 sees others done`));
+    }
+    release();
+    return new Promise<void>((r) => gates.set(n, () => (log.push(`done ${n}`), r())));
+  });
+  for (const n of [0, 1, 2, 3]) void q.push(n);
+  await settleUntil(() => log.length >= 3);
+  assert.deepEqual(log, ["start 0", "start 1", "start 2"]);
+  gates.get(1)!();
+  await settleUntil(() => log.length >= 4);
+  await Promise.resolve();
+  assert.deepEqual(log, ["start 0", "start 1", "start 2", "done 1"], "0 is still running");
+  gates.get(0)!();
+  await settleUntil(() => log.length >= 7);
+  assert.deepEqual(log, [
+    "start 0",
+    "start 1",
+    "start 2",
+    "done 1",
+    "done 0",
+    "2 sees others done",
+    "start 3",
+  ]);
+  gates.get(3)!();
+  await settleUntil(() => q.inFlight === 0);
   q.close();
 });

@@ -8,6 +8,7 @@ import { encodeDisconnect, setConnackExtras } from "./codec.ts";
 import { type KeepAliveRange, prepareConnect } from "./connect.ts";
 import { Connection, MAX_INFLIGHT } from "./connection.ts";
 import { patchRead } from "./read_patch.ts";
+import { patchBufferList } from "./buffer_list_patch.ts";
 import type {
   AuthResult,
   Broker,
@@ -146,6 +147,7 @@ class AedesBroker implements Broker {
     stream.once("close", () => this.#onClose(c));
     c.client = this.#aedes.handle(stream);
     this.#byClient.set(c.client, c);
+    patchBufferList(c.client._parser._list);
     // Inbound taps, in arrival order and ahead of aedes: PUBACKs settle our downlinks; granted
     // QoS is at most 1; each PUBLISH notes the SUBSCRIBEs read before it (see `inOrder`).
     c.client._parser.prependListener("packet", (p: Packet) => {
@@ -165,6 +167,16 @@ class AedesBroker implements Broker {
       this.#log.warn("MQTT publish failed", { conn: connCode, error: String(err) });
       return "dropped" as const;
     });
+  }
+
+  post(connCode: string, payload: Uint8Array, qos: 0 | 1): void {
+    const c = this.#byCode.get(connCode);
+    if (!c) return;
+    try {
+      c.post(payload, qos);
+    } catch (err) {
+      this.#log.warn("MQTT publish failed", { conn: connCode, error: String(err) });
+    }
   }
 
   disconnect(connCode: string, reasonCode = 0): void {

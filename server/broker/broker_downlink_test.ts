@@ -54,6 +54,39 @@ Deno.test("many QoS 1 downlinks in flight are all acked and arrive in order", as
   }
 });
 
+Deno.test("broker.post sends what publish sends, in order with it, and ignores gone clients", async () => {
+  const t = await startBroker();
+  const c = client(t.url("ws"), "dev1");
+  const got: Array<[string, number]> = [];
+  c.on("message", (_topic, payload, packet) => {
+    got.push([payload.toString(), packet.qos]);
+    t.log.notify();
+  });
+  try {
+    t.broker.post("0000000000000000", bytes("nobody"), 1); // unknown: nothing, no throw
+    await event(c, "connect");
+    await t.log.until(() => t.log.connected.length === 1);
+    const code = t.log.codeOf("dev1");
+    t.broker.post(code, bytes("p1"), 1);
+    const acked = t.broker.publish(code, bytes("p2"), 1);
+    t.broker.post(code, bytes("p3"), 0);
+    assert.equal(await acked, "acked");
+    await t.log.until(() => got.length === 3, "three downlinks");
+    assert.deepEqual(got, [["p1", 1], ["p2", 1], ["p3", 0]]);
+    // Posted QoS 1 downlinks hold a slot until their PUBACK like published ones: 1,000 of them
+    // (Receive Maximum is 65,535 here, the adapter's window 1,024) all arrive.
+    for (let i = 0; i < 1000; i++) t.broker.post(code, bytes(`q${i}`), 1);
+    await t.log.until(() => got.length === 1003, "1,000 posted downlinks");
+    assert.equal(await t.broker.publish(code, bytes("last"), 1), "acked");
+    await end(c);
+    await t.log.until(() => t.log.disconnected.length === 1);
+    t.broker.post(code, bytes("gone"), 1); // gone: nothing, no throw
+  } finally {
+    await end(c);
+    await t.close();
+  }
+});
+
 Deno.test("broker.publish to an unknown or gone client resolves dropped", async () => {
   const t = await startBroker();
   const c = client(t.url("tcp"), "dev1");

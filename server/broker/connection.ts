@@ -9,7 +9,7 @@ export const MAX_INFLIGHT = 1024;
 /** Most downlink writes queued on one connection (spec 5 MaximumClientWritesPending). */
 export const MAX_WRITES_PENDING = 1024;
 
-const DROPPED: Promise<PublishOutcome> = Promise.resolve("dropped");
+const IGNORE = (_outcome: PublishOutcome): void => {};
 
 /** The CONNECT facts the adapter keeps, read before aedes handles the CONNECT. */
 export interface ConnectFacts {
@@ -77,28 +77,34 @@ export class Connection {
 
   /** Publish to this client's down topic; see `Broker.publish`. Never throws. */
   publish(payload: Uint8Array, qos: 0 | 1): Promise<PublishOutcome> {
+    return new Promise((resolve) => this.#send(payload, qos, resolve));
+  }
+
+  /** `publish` without waiting for the outcome; see `Broker.post`. */
+  post(payload: Uint8Array, qos: 0 | 1): void {
+    this.#send(payload, qos, IGNORE);
+  }
+
+  #send(payload: Uint8Array, qos: 0 | 1, done: (outcome: PublishOutcome) => void): void {
     const facts = this.facts;
-    if (!this.connected || this.closed || !facts || this.client.closed) return DROPPED;
+    if (!this.connected || this.closed || !facts || this.client.closed) return done("dropped");
     // Spec 5: a full client write queue drops the downlink; the app retries (spec 7.5).
-    if (this.#writesPending >= MAX_WRITES_PENDING) return DROPPED;
+    if (this.#writesPending >= MAX_WRITES_PENDING) return done("dropped");
     // Never exceed the client's Maximum Packet Size [MQTT-3.1.2-24]; the app checks first.
     const v = facts.protocolVersion;
     const size = publishWireSize(this.#downTopicBytes.byteLength, payload.byteLength, qos, v);
-    if (facts.maxPacketSize !== null && size > facts.maxPacketSize) return DROPPED;
+    if (facts.maxPacketSize !== null && size > facts.maxPacketSize) return done("dropped");
     if (qos === 0) {
       const frame = encodePublish(this.#downTopicBytes, payload, 0, undefined, v);
-      return new Promise((resolve) =>
-        this.#write(frame, (err) => resolve(err ? "dropped" : "sent"))
-      );
+      this.#write(frame, (err) => done(err ? "dropped" : "sent"));
+      return;
     }
-    if (this.#inflight.size >= this.#inflightMax) return DROPPED;
+    if (this.#inflight.size >= this.#inflightMax) return done("dropped");
     const id = this.#allocateId();
     const frame = encodePublish(this.#downTopicBytes, payload, 1, id, v);
-    return new Promise((resolve) => {
-      this.#inflight.set(id, resolve);
-      this.#write(frame, (err) => {
-        if (err) this.#settle(id, "dropped");
-      });
+    this.#inflight.set(id, done);
+    this.#write(frame, (err) => {
+      if (err) this.#settle(id, "dropped");
     });
   }
 

@@ -81,6 +81,11 @@ export interface Broker {
    * declared a smaller Maximum Packet Size, or the write failed. Never throws.
    */
   publish(connCode: string, payload: Uint8Array, qos: 0 | 1): Promise<PublishOutcome>;
+  /**
+   * Like `publish`, for a caller that does not wait for the outcome (a `resp`, a best-effort
+   * notice): the same checks and the same packet, without a promise per downlink (issue 19).
+   */
+  post(connCode: string, payload: Uint8Array, qos: 0 | 1): void;
   /** MQTT 5 DISCONNECT with `reasonCode` (default 0x00) when v5, then close. Unknown codes: no-op. */
   disconnect(connCode: string, reasonCode?: number): void;
   /** Connected clients, optionally of one transport. */

@@ -38,6 +38,11 @@ export function jsonByteSizeWithin(value: JsonValue, max: number): number | null
   return size;
 }
 
+function isEmpty(o: object): boolean {
+  for (const _ in o) return false;
+  return Object.keys(o).length === 0;
+}
+
 type Work = { readonly emit: string } | { readonly value: JsonValue };
 
 /**
@@ -51,6 +56,9 @@ type Work = { readonly emit: string } | { readonly value: JsonValue };
  * ```
  */
 export function canonicalJson(value: JsonValue): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value);
+  // The common `meta` of a send: no keys.
+  if (!Array.isArray(value) && isEmpty(value)) return "{}";
   const out: string[] = [];
   const stack: Work[] = [{ value }];
   while (stack.length > 0) {

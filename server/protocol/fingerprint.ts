@@ -33,22 +33,25 @@ export type FingerprintInput = Pick<
  * ```
  */
 export function requestFingerprint(frame: FingerprintInput): Uint8Array {
-  const head = canonicalJson([
-    FINGERPRINT_FORMAT,
-    frame.to.kind,
-    frame.to.id,
-    frame.body.enc,
-    frame.body.content_type,
-    frame.body.bytes.length,
-    frame.meta,
-    frame.send_at_ms,
-    frame.delay_ms,
-    frame.offline.keep,
-    frame.offline.ttl_seconds,
-    frame.receipt,
-  ]);
-  const digest = createHash("sha256").update(head, "utf8").update(frame.body.bytes).digest();
+  const digest = createHash("sha256").update(fingerprintHead(frame), "utf8")
+    .update(frame.body.bytes).digest();
   return new Uint8Array(digest);
+}
+
+const json = JSON.stringify;
+
+/**
+ * The canonical JSON of the fingerprint's array (see `requestFingerprint`). Every item but `meta`
+ * is a string, number, boolean or null, whose canonical form is `JSON.stringify`'s, so the text
+ * is built directly: `canonicalJson` of the whole array gives the same text, with a work item per
+ * value (issue 19: this runs for every `send`).
+ */
+export function fingerprintHead(frame: FingerprintInput): string {
+  return "[" + json(FINGERPRINT_FORMAT) + "," + json(frame.to.kind) + "," + json(frame.to.id) +
+    "," + json(frame.body.enc) + "," + json(frame.body.content_type) + "," +
+    json(frame.body.bytes.length) + "," + canonicalJson(frame.meta) + "," +
+    json(frame.send_at_ms) + "," + json(frame.delay_ms) + "," + json(frame.offline.keep) + "," +
+    json(frame.offline.ttl_seconds) + "," + json(frame.receipt) + "]";
 }
 
 /** Returns true when two fingerprints are byte-for-byte equal. */

@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { encodeWire, GOOD_SEND, TEST_LIMITS, wireOf } from "./fixtures.ts";
-import { requestFingerprint, sameFingerprint } from "./fingerprint.ts";
+import {
+  FINGERPRINT_FORMAT,
+  fingerprintHead,
+  requestFingerprint,
+  sameFingerprint,
+} from "./fingerprint.ts";
+import { canonicalJson } from "./canonical_json.ts";
 import type { SendFrame } from "./frames.ts";
 import { parseRequest } from "./parse.ts";
 
@@ -111,4 +117,44 @@ Deno.test("sameFingerprint compares bytes and lengths", () => {
   assert.ok(sameFingerprint(new Uint8Array([1, 2]), new Uint8Array([1, 2])));
   assert.ok(!sameFingerprint(new Uint8Array([1, 2]), new Uint8Array([1, 3])));
   assert.ok(!sameFingerprint(new Uint8Array([1, 2]), new Uint8Array([1, 2, 3])));
+});
+
+Deno.test("the fingerprint's head is the canonical JSON of its array, for every kind of value", () => {
+  const variants: Record<string, unknown>[] = [
+    base(),
+    wireOf("send", { ...structuredClone(BASE), meta: {} }),
+    wireOf("send", {
+      ...structuredClone(BASE),
+      to: { kind: "group", id: "g.1_x" },
+      body: { enc: "utf8", content_type: 'text/x; a="\u00fc"', data: "\u00fc" },
+      meta: { z: null, "\u00e9": ['"q"', { y: false, x: 1.5 }], a: "\u2028\ud83d\ude00" },
+      send_at_ms: 1_800_000_000_000,
+      offline: { keep: false },
+      receipt: false,
+    }),
+    wireOf("send", {
+      ...structuredClone(BASE),
+      body: { enc: "base64", data: "AAEC" },
+      delay_ms: 0,
+      offline: { keep: true },
+    }),
+  ];
+  for (const wire of variants) {
+    const f = parseSend(wire);
+    const reference = canonicalJson([
+      FINGERPRINT_FORMAT,
+      f.to.kind,
+      f.to.id,
+      f.body.enc,
+      f.body.content_type,
+      f.body.bytes.length,
+      f.meta,
+      f.send_at_ms,
+      f.delay_ms,
+      f.offline.keep,
+      f.offline.ttl_seconds,
+      f.receipt,
+    ]);
+    assert.equal(fingerprintHead(f), reference);
+  }
 });

@@ -30,7 +30,7 @@ export function notifyGroup(
   });
   for (const id of new Set(members)) {
     const conn = app.conns.current(id);
-    if (conn?.handshaken && !conn.closed) void app.broker.publish(conn.code, bytes, 0);
+    if (conn?.handshaken && !conn.closed) app.broker.post(conn.code, bytes, 0);
   }
 }
 

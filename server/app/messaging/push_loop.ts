@@ -24,7 +24,8 @@ interface Inflight {
   readonly claim: ClaimedDelivery;
   /** When it was published; the ack latency is measured from here (spec 4.3). */
   pushedAt: number;
-  timer: ReturnType<typeof setTimeout> | null;
+  /** `performance.now()` when its ack timeout fires; 0 until it is published. */
+  deadline: number;
   bigSlot: boolean;
 }
 
@@ -60,7 +61,8 @@ function key(from: string, id: string): string {
 /**
  * One push loop per handshaken connection (spec 7.5): claims up to the window of pending
  * deliveries (the conditional mark is committed before publishing), publishes them QoS 1, and
- * keeps an in-memory ack timer per pushed delivery.
+ * keeps an in-memory ack deadline per pushed delivery, watched by one timer per loop (a timer per
+ * push cost a timer set and cleared per message, issue 19).
  */
 export class PushLoop {
   readonly conn: Conn;
@@ -70,6 +72,9 @@ export class PushLoop {
   #again = false;
   #stopped = false;
   #retry: ReturnType<typeof setTimeout> | null = null;
+  /** Fires at the earliest ack deadline (`#timerAt`) of the pushes in flight, if any. */
+  #timer: ReturnType<typeof setTimeout> | null = null;
+  #timerAt = 0;
 
   constructor(conn: Conn, deps: PushDeps) {
     this.conn = conn;
@@ -129,17 +134,22 @@ export class PushLoop {
   stop(): void {
     this.#stopped = true;
     if (this.#retry) clearTimeout(this.#retry);
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
     for (const f of [...this.#inflight.values()]) this.#finish(f);
   }
 
   #finish(f: Inflight): void {
-    if (f.timer) clearTimeout(f.timer);
-    f.timer = null;
+    f.deadline = 0;
     if (f.bigSlot) {
       f.bigSlot = false;
       this.#d.bigFrames.release();
     }
     this.#inflight.delete(key(f.claim.senderId, f.claim.msgId));
+    if (this.#inflight.size === 0 && this.#timer) {
+      clearTimeout(this.#timer);
+      this.#timer = null;
+    }
   }
 
   async #run(lent: Lent | null = null): Promise<void> {
@@ -208,7 +218,7 @@ export class PushLoop {
       });
       return;
     }
-    const f: Inflight = { claim: c, pushedAt: app.clock(), timer: null, bigSlot: false };
+    const f: Inflight = { claim: c, pushedAt: app.clock(), deadline: 0, bigSlot: false };
     this.#inflight.set(key(c.senderId, c.msgId), f);
     if (bytes.length > BIG_FRAME_BYTES) {
       await bigFrames.acquire();
@@ -219,7 +229,8 @@ export class PushLoop {
         return;
       }
     }
-    f.timer = setTimeout(() => this.#ackTimeout(f), app.config.limits.ack_timeout_seconds * 1000);
+    f.deadline = performance.now() + app.config.limits.ack_timeout_seconds * 1000;
+    this.#watch(f.deadline);
     f.pushedAt = app.clock();
     this.#d.observeDuePush?.(Math.max(0, f.pushedAt - c.sendAt));
     mqtt.publish(this.conn, bytes, 1).then((outcome) => {
@@ -234,6 +245,28 @@ export class PushLoop {
         this.#scheduleRetry();
       }
     });
+  }
+
+  /** Makes sure the loop's timer fires by `deadline`. */
+  #watch(deadline: number): void {
+    if (this.#stopped || (this.#timer && this.#timerAt <= deadline)) return;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timerAt = deadline;
+    this.#timer = setTimeout(() => this.#expire(), Math.max(0, deadline - performance.now()));
+  }
+
+  /** The timer fired: every push past its deadline times out; watch the next deadline. */
+  #expire(): void {
+    this.#timer = null;
+    // Timers may fire up to a millisecond early against performance.now().
+    const now = performance.now() + 1;
+    let next = Infinity;
+    for (const f of [...this.#inflight.values()]) {
+      if (f.deadline === 0) continue;
+      if (f.deadline <= now) this.#ackTimeout(f);
+      else next = Math.min(next, f.deadline);
+    }
+    if (next !== Infinity) this.#watch(next);
   }
 
   /** spec 7.5 step 4: clears this connection's mark so the delivery is pushed again. */
@@ -251,7 +284,6 @@ export class PushLoop {
    * marked as pushed to this connection, so it would neither be pushed again nor dropped.
    */
   #ackTimeout(f: Inflight): void {
-    f.timer = null;
     if (this.#inflight.get(key(f.claim.senderId, f.claim.msgId)) !== f) return;
     this.#finish(f);
     const ref = { seq: f.claim.seq, endpointId: this.conn.endpointId, connCode: this.conn.code };

@@ -106,7 +106,7 @@ export class MessagingRuntime implements Messaging {
       if (!conn || !conn.handshaken) continue;
       // spec 6.4: best effort; the ack of a revoked delivery reports its final state anyway.
       this.#push.get(conn.code)?.acked(n.from, n.msgId);
-      void this.#mqtt.publish(conn, revokedFrame(n), 1);
+      this.#mqtt.post(conn, revokedFrame(n), 1);
     }
     // A revoked delivery has ended (dropped, expired, recalled), and so has every delivery a
     // receipt reports (e.g. expired by the cleanup loop): the message's frame may go.
