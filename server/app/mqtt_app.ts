@@ -178,9 +178,9 @@ export class MqttApp implements BrokerHooks {
     if (conn) conn.subscribed = true;
   }
 
-  message(connCode: string, payload: Uint8Array): Promise<void> {
+  message(connCode: string, payload: Uint8Array): Promise<void> | void {
     const conn = this.#app.conns.get(connCode);
-    if (!conn || conn.closed || !conn.queue) return Promise.resolve();
+    if (!conn || conn.closed || !conn.queue) return;
     // Never settles: no PUBACK, and the connection closes soon.
     if (this.#stopping) return new Promise(() => {});
     return conn.queue.push(payload);

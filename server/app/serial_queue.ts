@@ -51,14 +51,15 @@ export class SerialQueue<T> {
   }
 
   /**
-   * Queues `item`; resolves once the queue has room again, so the caller (the MQTT reader)
-   * waits before reading the next packet when the queue is full.
+   * Queues `item`. While the queue has room it returns nothing; once full, a promise that
+   * resolves when there is room again, so the caller (the MQTT reader) waits before reading the
+   * next packet.
    */
-  push(item: T): Promise<void> {
-    if (this.#closed) return Promise.resolve();
+  push(item: T): Promise<void> | void {
+    if (this.#closed) return;
     this.#items.push(item);
     this.#pump();
-    if (this.length < this.#capacity) return Promise.resolve();
+    if (this.length < this.#capacity) return;
     return new Promise((resolve) => this.#waiters.push(resolve));
   }
 

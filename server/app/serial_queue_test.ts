@@ -24,9 +24,11 @@ Deno.test("SerialQueue works items one at a time in order", async () => {
 Deno.test("SerialQueue push blocks while the queue is full and resumes when it drains", async () => {
   const gates: (() => void)[] = [];
   const q = new SerialQueue<number>(2, () => new Promise<void>((r) => gates.push(r)));
-  await q.push(1); // in progress
+  assert.equal(q.push(1), undefined, "with room, push hands back nothing"); // in progress
   let third = false;
-  const p = q.push(2).then(() => (third = true)); // queue now holds 2 items: full
+  const held = q.push(2); // queue now holds 2 items: full
+  assert.ok(held instanceof Promise, "a full queue hands back a promise");
+  const p = held.then(() => (third = true));
   await Promise.resolve();
   assert.equal(third, false, "the second push must wait while the queue is full");
   gates.shift()!();
@@ -67,7 +69,7 @@ Deno.test("SerialQueue starts the next item once the previous one releases", asy
     release();
     return done;
   });
-  const pushes = [0, 1, 2, 3, 4].map((n) => q.push(n));
+  const pushes = [0, 1, 2, 3, 4].map((n) => Promise.resolve(q.push(n)));
   let released = 0;
   for (const p of pushes) p.then(() => released++);
   // Bounded by the capacity: three in flight, two waiting, every push over the bound held.
