@@ -12,6 +12,7 @@
 // node:sqlite, aedes, ws, GC, idle, ...).
 import { parseArgs } from "node:util";
 import { join } from "node:path";
+import { Session, type Target } from "./_inspector.ts";
 
 const { values: flags } = parseArgs({
   args: Deno.args,
@@ -25,12 +26,6 @@ const { values: flags } = parseArgs({
   },
 });
 
-interface Target {
-  title: string;
-  url: string;
-  webSocketDebuggerUrl: string;
-}
-
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
@@ -43,39 +38,6 @@ interface Profile {
   endTime: number;
   samples: number[];
   timeDeltas: number[];
-}
-
-/** One inspector session over its WebSocket: `call` sends a method and waits for its result. */
-class Session {
-  #ws: WebSocket;
-  #next = 1;
-  #waiting = new Map<number, (r: unknown) => void>();
-  readonly open: Promise<void>;
-
-  constructor(url: string) {
-    this.#ws = new WebSocket(url);
-    this.open = new Promise((resolve, reject) => {
-      this.#ws.onopen = () => resolve();
-      this.#ws.onerror = () => reject(new Error(`inspector connection to ${url} failed`));
-    });
-    this.#ws.onmessage = (e) => {
-      const m = JSON.parse(String(e.data)) as { id?: number; result?: unknown; error?: unknown };
-      if (m.id === undefined) return;
-      const done = this.#waiting.get(m.id);
-      this.#waiting.delete(m.id);
-      done?.(m.error ? { error: m.error } : m.result);
-    };
-  }
-
-  call<T>(method: string, params: Record<string, unknown> = {}): Promise<T> {
-    const id = this.#next++;
-    this.#ws.send(JSON.stringify({ id, method, params }));
-    return new Promise((resolve) => this.#waiting.set(id, (r) => resolve(r as T)));
-  }
-
-  close(): void {
-    this.#ws.close();
-  }
 }
 
 /** The source area a frame belongs to, for the summary. */

@@ -26,7 +26,8 @@
 // (NIXMSG_BENCH_STOCK_WS=1: MQTT.js's stock transport, several frames per packet).
 // NIXMSG_BENCH_SERVER_ROOT=<other checkout> runs that checkout's server under the same load
 // generator (before/after comparisons); NIXMSG_BENCH_INSPECT=127.0.0.1:9229 opens the server's
-// V8 inspector for tests/bench/cpu_profile.ts.
+// V8 inspector for tests/bench/cpu_profile.ts, and with it --alloc reports the server main thread's
+// allocations per message.
 //
 // Latency is measured from the `send` publish to the `msg` arriving at the receiver (and to the
 // `resp` and the receipt); sender and receiver share this process's clock. Server CPU and RSS
@@ -43,6 +44,7 @@ import {
   startChildServer,
 } from "./_load_util.ts";
 import { Toxiproxy } from "./_toxiproxy.ts";
+import { AllocationSampler, mainTarget } from "./_inspector.ts";
 
 const { values: flags } = parseArgs({
   args: Deno.args,
@@ -59,8 +61,14 @@ const { values: flags } = parseArgs({
     "sample-seconds": { type: "string", default: "5" },
     "warmup-seconds": { type: "string", default: "60" },
     baseline: { type: "boolean", default: false },
+    alloc: { type: "boolean", default: false },
   },
 });
+const INSPECT = Deno.env.get("NIXMSG_BENCH_INSPECT");
+if (flags.alloc && !INSPECT) {
+  console.error("--alloc samples the server's allocations through NIXMSG_BENCH_INSPECT=host:port");
+  Deno.exit(2);
+}
 const SECONDS = Number(flags.seconds);
 const PAIRS = Math.max(1, Math.floor(Number(flags.connections) / 2));
 const RATE = Number(flags.rate);
@@ -223,6 +231,9 @@ const toxiCpu0 = toxi ? sampleProc(toxi.pid).cpuMs : 0;
 const loadavg = () => Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
 const loadavgStart = loadavg();
 sample();
+// --alloc: what the server's main thread allocates during the send phase (V8's sampling heap
+// profiler; it slows the server a little, so take CPU figures from runs without it).
+const allocSampler = flags.alloc ? await AllocationSampler.start(await mainTarget(INSPECT!)) : null;
 const start = performance.now();
 let pacer: ReturnType<typeof setInterval> | undefined;
 if (RATE > 0) {
@@ -254,6 +265,7 @@ sending = false;
 clearInterval(pacer);
 const sendEnd = performance.now();
 const doneAtSendEnd = stats.done;
+const alloc = allocSampler ? await allocSampler.stop(5) : null;
 sample();
 const drainUntil = performance.now() + DRAIN_MS;
 while (stats.done < stats.sent && performance.now() < drainUntil) {
@@ -313,6 +325,14 @@ console.log([
   `  server CPU per receipted message: ${
     ((cpuMsDuringSend * 1000) / Math.max(1, doneInWindow)).toFixed(0)
   } µs (all threads, send phase)`,
+  ...(alloc
+    ? [
+      `  server main-thread allocation per receipted message: ${
+        (alloc.bytes / 1024 / Math.max(1, doneAtSendEnd)).toFixed(1)
+      } KiB (sampled, send phase); most from ` +
+      alloc.sites.map(([k, b]) => `${k} ${(100 * b / alloc.bytes).toFixed(0)} %`).join(", "),
+    ]
+    : []),
   `  load generator CPU ${
     (((loadCpu.user + loadCpu.system) / 1000 / (performance.now() - start)) * 100).toFixed(0)
   } % of one core`,
