@@ -17,6 +17,8 @@ import {
 } from "../protocol/mod.ts";
 import type { FatalReason } from "../protocol/frames.ts";
 import { OpError } from "../store/op_error.ts";
+import type { OpArgs, OpResult } from "../store/op.ts";
+import type { Ops } from "../store/ops/mod.ts";
 import { countError } from "../metrics/metrics.ts";
 
 /** spec 5: each endpoint's request queue holds 256 frames, then back-pressures the reader. */
@@ -44,21 +46,47 @@ const PIPELINED: ReadonlySet<string> = new Set(["send", "ack", "receipt_ack", "r
 /** How long `fatal` / logout wait for the client's PUBACK before disconnecting anyway. */
 const FAREWELL_WAIT_MS = 2000;
 
-/** What a request handler gets besides its frame. */
-export interface RequestCtx {
+/**
+ * What a request handler gets besides its frame. Its methods need their `this`: call them on the
+ * context (`ctx.write(…)`), or pass the context itself where a `Pipeline` is asked for. One per
+ * request, without a closure of its own (issue 19).
+ */
+export class RequestCtx {
   readonly app: App;
   readonly conn: Conn;
   readonly mqtt: MqttApp;
+  /** What `after` collected. */
+  afters: (() => void | Promise<void>)[] | null = null;
+  /** Lets the connection's next request start; null for a serial request. */
+  readonly #release: (() => void) | null;
+
+  constructor(app: App, conn: Conn, mqtt: MqttApp, release: (() => void) | null) {
+    this.app = app;
+    this.conn = conn;
+    this.mqtt = mqtt;
+    this.#release = release;
+  }
+
   /** Runs `fn` after the response has been published (e.g. logout closes the connection). */
-  after(fn: () => void | Promise<void>): void;
+  after(fn: () => void | Promise<void>): void {
+    (this.afters ??= []).push(fn);
+  }
+
   /**
    * Queues a writer op like `app.writer.run` and lets the connection's next request start
    * (pipelined handlers queue their op through it, once and before any other await of theirs
    * that may let a later op of the same connection go first).
    */
-  write: App["writer"]["run"];
+  write<K extends keyof Ops & string>(op: K, args: OpArgs<Ops[K]>): Promise<OpResult<Ops[K]>> {
+    const p = this.app.writer.run(op, args);
+    this.#release?.();
+    return p;
+  }
+
   /** Settles once every earlier request of this connection has completed. */
-  earlier(): Promise<void>;
+  earlier(): Promise<void> {
+    return this.conn.queue ? this.conn.queue.othersDone() : Promise.resolve();
+  }
 }
 
 /** One handler per frame type (STYLE: one dispatch table per protocol). Returns `resp.data`. */
@@ -338,28 +366,17 @@ export class MqttApp implements BrokerHooks {
     const app = this.#app;
     this.#running++;
     try {
-      if (release === null) await this.#earlier(conn);
+      const ctx = new RequestCtx(app, conn, this, release);
+      if (release === null) await ctx.earlier();
       let result: { data: unknown } | { error: ProtocolError };
-      const afters: (() => void | Promise<void>)[] = [];
-      const ctx: RequestCtx = {
-        app,
-        conn,
-        mqtt: this,
-        after: (fn) => afters.push(fn),
-        write: release === null ? app.writer.run.bind(app.writer) : (op, args) => {
-          const p = app.writer.run(op, args);
-          release();
-          return p;
-        },
-        earlier: () => this.#earlier(conn),
-      };
       try {
         result = { data: await handler(ctx, frame as never) };
       } catch (err) {
         result = { error: this.#asProtocolError(err, frame.type) };
       }
       if (conn.closed) return;
-      if ("error" in result || !afters.length) {
+      const afters = ctx.afters;
+      if ("error" in result || afters === null) {
         this.#respond(conn, frame.rid, result);
         if ("error" in result) return;
       } else {
@@ -373,11 +390,6 @@ export class MqttApp implements BrokerHooks {
     } finally {
       if (--this.#running === 0) { for (const w of this.#idle.splice(0)) w(); }
     }
-  }
-
-  /** Settles once every earlier request of `conn` has completed (the caller has not released). */
-  #earlier(conn: Conn): Promise<void> {
-    return conn.queue ? conn.queue.othersDone() : Promise.resolve();
   }
 
   #asProtocolError(err: unknown, type: string): ProtocolError {

@@ -42,7 +42,7 @@ export async function sendAs(
   app: App,
   senderId: string,
   frame: RequestOf<"send">,
-  { write, earlier }: Pipeline = direct(app),
+  pipe: Pipeline = direct(app),
 ): Promise<SendData> {
   const now = app.clock();
   // The endpoint's default delay applies only when the request names no time (spec 6.2).
@@ -57,7 +57,7 @@ export async function sendAs(
     // even if the schedule bound would now refuse it; the op answers duplicates first.
     const err: ProtocolError = sendAt;
     // A first request with this id may still be in flight on this connection: let it commit.
-    await earlier();
+    await pipe.earlier();
     if (!prepareCached(app.reader, SQL_SEND_KEY_EXISTS).get(senderId, frame.id)) throw err;
     sendAt = now;
   }
@@ -70,7 +70,7 @@ export async function sendAs(
         !prepareCached(app.reader, SQL_SEND_KEY_EXISTS).get(senderId, frame.id)
       ? await decideTalk(app, senderId, frame.to.id, frame.talk_password)
       : undefined;
-    return await write("message.submit", {
+    return await pipe.write("message.submit", {
       senderId,
       id: frame.id,
       fingerprint,
@@ -104,17 +104,17 @@ export async function sendAs(
   return data;
 }
 
-const send: Handler<"send"> = ({ app, conn, write, earlier }, frame) =>
-  sendAs(app, conn.endpointId, frame, { write, earlier });
+const send: Handler<"send"> = (ctx, frame) => sendAs(ctx.app, ctx.conn.endpointId, frame, ctx);
 
 /** spec 6.3, 7.6: any pending delivery of the acker; repeats succeed; final states reported. */
-const ack: Handler<"ack"> = async ({ app, conn, write }, frame) => {
+const ack: Handler<"ack"> = async (ctx, frame) => {
+  const { app, conn } = ctx;
   // The connection's push loop may lend its claim: the ack op then also marks what the freed
   // window slot takes, saving a writer round trip per message (issue 19).
   const ticket = app.messaging.lendClaim(conn.code, frame.from, frame.id);
   let claimed: readonly ClaimedDelivery[] | null = null;
   try {
-    const r = await write("delivery.ack", {
+    const r = await ctx.write("delivery.ack", {
       endpointId: conn.endpointId,
       from: frame.from,
       id: frame.id,
@@ -151,8 +151,8 @@ export async function recallAs(
   return { result: r.result, recalled: r.recalled, accepted: r.accepted, other: r.other };
 }
 
-const recall: Handler<"recall"> = ({ app, conn, write }, frame) =>
-  recallAs(app, conn.endpointId, frame.id, write);
+const recall: Handler<"recall"> = (ctx, frame) =>
+  recallAs(ctx.app, ctx.conn.endpointId, frame.id, (op, args) => ctx.write(op, args));
 
 /** spec 6.4: own messages only; no body; records that are gone -> not_found. */
 export function statusAs(app: App, senderId: string, frame: RequestOf<"status">) {
@@ -178,12 +178,13 @@ const status: Handler<"status"> = ({ app, conn }, frame) => {
 };
 
 /** spec 6.4: the sender confirms a receipt; it is not pushed again. */
-const receiptAck: Handler<"receipt_ack"> = async ({ app, conn, write }, frame) => {
+const receiptAck: Handler<"receipt_ack"> = async (ctx, frame) => {
+  const { app, conn } = ctx;
   const receiptId = Number(frame.receipt_id);
   if (!Number.isSafeInteger(receiptId) || receiptId <= 0) {
     throw new PE("bad_request", "receipt_id 不合法");
   }
-  const r = await write("receipt.ack", { senderId: conn.endpointId, receiptId });
+  const r = await ctx.write("receipt.ack", { senderId: conn.endpointId, receiptId });
   app.messaging.receiptAcked(conn.code, receiptId);
   if (!r.ok) throw new PE("not_found");
   return {};

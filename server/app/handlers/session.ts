@@ -98,9 +98,10 @@ const selfLoginPassword: Handler<"self.login_password"> = async ({ app, conn }, 
 };
 
 /** spec 6.6 self.logout: clear the token, answer, then disconnect. */
-const selfLogout: Handler<"self.logout"> = async ({ app, conn, after }) => {
+const selfLogout: Handler<"self.logout"> = async (ctx) => {
+  const { app, conn } = ctx;
   await app.writer.run("endpoint.clear_session", { id: conn.endpointId });
-  after(() => app.broker.disconnect(conn.code));
+  ctx.after(() => app.broker.disconnect(conn.code));
   return {};
 };
 
