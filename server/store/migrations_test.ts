@@ -81,15 +81,15 @@ Deno.test("a new database gets every table and index of spec 7.7 without a backu
   withDir((dir) => {
     const path = join(dir, "nixmsg.db");
     const result = migrate(path, { backupDir: join(dir, "backup"), now: NOW });
-    assert.deepEqual(result, { from: 0, to: 4, backupPath: null });
-    assert.equal(SCHEMA_VERSION, 4);
-    assert.equal(MIGRATIONS.length, 4);
+    assert.deepEqual(result, { from: 0, to: 5, backupPath: null });
+    assert.equal(SCHEMA_VERSION, 5);
+    assert.equal(MIGRATIONS.length, 5);
     assert.equal(existsSync(join(dir, "backup")), false);
     readDb(path, (db) => {
       // Migration 2 rebuilt two tables, which moves them in sqlite_master: compare as sets.
       assert.deepEqual(names(db, "table").sort(), [...TABLES].sort());
       assert.deepEqual(names(db, "index").sort(), [...INDEXES].sort());
-      assert.equal(currentVersion(db), 4);
+      assert.equal(currentVersion(db), 5);
       const rows = db.prepare("SELECT version, applied_at FROM schema_migrations ORDER BY version")
         .all();
       assert.deepEqual(rows.map((r) => ({ ...r })), [
@@ -97,6 +97,7 @@ Deno.test("a new database gets every table and index of spec 7.7 without a backu
         { version: 2, applied_at: NOW },
         { version: 3, applied_at: NOW },
         { version: 4, applied_at: NOW },
+        { version: 5, applied_at: NOW },
       ]);
     });
   }));
@@ -106,7 +107,7 @@ Deno.test("an up-to-date database is left alone", () =>
     const path = join(dir, "nixmsg.db");
     migrate(path, { backupDir: join(dir, "backup"), now: NOW });
     const again = migrate(path, { backupDir: join(dir, "backup"), now: NOW + 1 });
-    assert.deepEqual(again, { from: 4, to: 4, backupPath: null });
+    assert.deepEqual(again, { from: 5, to: 5, backupPath: null });
     assert.equal(existsSync(join(dir, "backup")), false);
   }));
 
