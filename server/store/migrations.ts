@@ -16,15 +16,22 @@ const SCHEMA_V3_SQL = `
 CREATE INDEX idx_deliveries_finished ON deliveries(updated_at) WHERE state <> 'pending';
 `;
 
-// Migration 5: the two indexes that serve only the search for *scheduled* messages of an endpoint
-// or group (when it is deleted or disabled, server/store/ops/invalidate.ts) hold only scheduled
-// messages. A message sent for now is stored as `dispatched` and ends `completed`, so it no longer
-// costs an entry in each of them, nor their update when it completes (docs/DEVIATIONS.md).
+// Migration 5: four indexes keep only the rows their queries read (docs/DEVIATIONS.md).
+// - `idx_messages_dest` and `idx_messages_sender_state` serve only the search for the *scheduled*
+//   messages of an endpoint or group when it is deleted or disabled (ops/invalidate.ts). A message
+//   sent for now is stored `dispatched` and ends `completed`: it never enters them.
+// - `idx_deliveries_outbox` and `idx_deliveries_expire` serve only *pending* deliveries (claims,
+//   expiry, reconnect grace, recovery): a delivery leaves them when it ends, and the ended ones
+//   kept for days no longer fill them.
 const SCHEMA_V5_SQL = `
 DROP INDEX idx_messages_dest;
 DROP INDEX idx_messages_sender_state;
 CREATE INDEX idx_messages_dest ON messages(dest_kind, dest_id) WHERE state = 'scheduled';
 CREATE INDEX idx_messages_sender_state ON messages(sender_id) WHERE state = 'scheduled';
+DROP INDEX idx_deliveries_outbox;
+DROP INDEX idx_deliveries_expire;
+CREATE INDEX idx_deliveries_outbox ON deliveries(endpoint_id, send_at, seq) WHERE state = 'pending';
+CREATE INDEX idx_deliveries_expire ON deliveries(expire_at) WHERE state = 'pending';
 `;
 
 /** One embedded schema step (spec 7.7: migrations are embedded, ordered SQL). */
@@ -40,7 +47,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 2, name: "AUTOINCREMENT message seq and receipt id", sql: SCHEMA_V2_SQL },
   { version: 3, name: "finished deliveries by update time", sql: SCHEMA_V3_SQL },
   { version: 4, name: "exact send quota counters", sql: SCHEMA_V4_SQL },
-  { version: 5, name: "scheduled-only destination and sender indexes", sql: SCHEMA_V5_SQL },
+  { version: 5, name: "indexes that hold only the rows their queries read", sql: SCHEMA_V5_SQL },
 ];
 
 /** The schema version this build expects. */

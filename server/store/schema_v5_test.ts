@@ -28,13 +28,22 @@ function held(db: DatabaseSync, index: string, where: string): string[] {
   return rows.map((r) => r.id);
 }
 
+/** The message ids of the pending deliveries an index holds, read through that index alone. */
+function pending(db: DatabaseSync, index: string, where: string): string[] {
+  const rows = db.prepare(
+    `SELECT m.id FROM deliveries d INDEXED BY ${index} JOIN messages m ON m.seq = d.seq
+     WHERE ${where} AND d.state = 'pending' ORDER BY m.id`,
+  ).all() as { id: string }[];
+  return rows.map((r) => r.id);
+}
+
 function indexSql(db: DatabaseSync, name: string): string {
   const row = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?")
     .get(name) as { sql: string };
   return row.sql;
 }
 
-Deno.test("migration 5 keeps only scheduled messages in the destination and sender indexes", async () => {
+Deno.test("migration 5 keeps only the rows their queries read in four indexes", async () => {
   const dir = await Deno.makeTempDir({ prefix: "nixmsg-v5-" });
   try {
     const path = join(dir, "nixmsg.db");
@@ -63,6 +72,15 @@ Deno.test("migration 5 keeps only scheduled messages in the destination and send
       for (const name of ["idx_messages_dest", "idx_messages_sender_state"]) {
         assert.match(indexSql(db, name), /WHERE state = 'scheduled'$/, name);
       }
+      for (const name of ["idx_deliveries_outbox", "idx_deliveries_expire"]) {
+        assert.match(indexSql(db, name), /WHERE state = 'pending'$/, name);
+      }
+      // "done" was accepted before the migration: only "now" is still pending.
+      assert.deepEqual(pending(db, "idx_deliveries_outbox", "d.endpoint_id = 'b'"), ["now"]);
+      assert.deepEqual(pending(db, "idx_deliveries_expire", "d.expire_at > 0"), ["now"]);
+      ackDelivery(db, { endpointId: "b", from: "a", id: "now" }, T0 + 1);
+      assert.deepEqual(pending(db, "idx_deliveries_outbox", "d.endpoint_id = 'b'"), []);
+      assert.deepEqual(pending(db, "idx_deliveries_expire", "d.expire_at > 0"), []);
       assert.deepEqual(
         held(db, "idx_messages_dest", "dest_kind = 'endpoint' AND dest_id = 'b'"),
         ["fromC", "later"],
@@ -80,7 +98,7 @@ Deno.test("migration 5 keeps only scheduled messages in the destination and send
       assert.equal(messageLine(db, seqOf(db, "a", "toC")), "completed:endpoint_disabled");
       assert.equal(messageLine(db, seqOf(db, "c", "fromC")), "completed:sender_disabled");
       assert.equal(messageLine(db, seqOf(db, "a", "later")), "scheduled:");
-      assert.equal(messageLine(db, seqOf(db, "a", "now")), "dispatched:");
+      assert.equal(messageLine(db, seqOf(db, "a", "now")), "completed:");
       disableEndpoint(db, { endpointId: "b" }, T0 + 3);
       assert.equal(messageLine(db, seqOf(db, "a", "later")), "completed:endpoint_disabled");
       assert.deepEqual(held(db, "idx_messages_dest", "dest_kind = 'endpoint'"), []);
