@@ -14,21 +14,11 @@ const SQL_ROLLBACK = "ROLLBACK";
 const SQL_SAVEPOINT = "SAVEPOINT op";
 const SQL_RELEASE = "RELEASE op";
 const SQL_ROLLBACK_TO = "ROLLBACK TO op";
-const SQL_TOTAL_CHANGES = "SELECT total_changes() AS n";
 
-/**
- * An op that runs without a savepoint wrote and then threw: its writes cannot be undone alone,
- * so its whole batch is given up (every op answers `busy`) instead.
- */
-class PartialOpError extends Error {
-  constructor(name: string, cause: unknown) {
-    super(
-      `Op ${name} failed after writing, so its batch was rolled back: ${
-        cause instanceof Error ? cause.message : String(cause)
-      }`,
-    );
-  }
-}
+/** No op runs unguarded: the retry after an unguarded op threw. */
+const NONE: ReadonlySet<string> = new Set();
+/** An unguarded op threw: the batch is rolled back and run again with every op guarded. */
+const RETRY_GUARDED = Symbol("retry guarded");
 
 /**
  * Runs batches of ops on the write connection: BEGIN IMMEDIATE, each op inside
@@ -37,10 +27,11 @@ class PartialOpError extends Error {
  * nothing is answered before it is on disk.
  *
  * `unguarded` ops (the few that run for every message) skip the savepoint, which costs more than
- * some of them (issue 19). Such an op must only fail before its first write; the runner checks it
- * with SQLite's `total_changes()`: an op that failed without writing is reported alone, exactly
- * as a rollback to its savepoint would leave it, and one that failed after writing gives up its
- * whole batch (all `busy`, nothing committed).
+ * some of them (issue 19). When one of them throws, the runner cannot tell what it had written,
+ * so it rolls the whole transaction back and runs the batch again from the start with every op
+ * in its own savepoint: the failing op is then reported alone, exactly as if it had been guarded
+ * from the beginning, and nothing answered came from the discarded run. A batch in which nothing
+ * fails (the common case) pays for no savepoint and no check.
  */
 export class BatchRunner {
   #db: DatabaseSync;
@@ -51,7 +42,6 @@ export class BatchRunner {
   #savepoint: StatementSync;
   #release: StatementSync;
   #rollbackTo: StatementSync;
-  #totalChanges: StatementSync;
   #unguarded: ReadonlySet<string>;
 
   constructor(db: DatabaseSync, ops: OpRegistry, unguarded: ReadonlySet<string> = new Set()) {
@@ -70,16 +60,18 @@ export class BatchRunner {
     this.#savepoint = db.prepare(SQL_SAVEPOINT);
     this.#release = db.prepare(SQL_RELEASE);
     this.#rollbackTo = db.prepare(SQL_ROLLBACK_TO);
-    this.#totalChanges = db.prepare(SQL_TOTAL_CHANGES);
   }
 
   /** Runs `items` in one transaction and reports how each settled. */
   run(items: readonly WireOp[]): BatchCommittedMessage | BatchFailedMessage {
     const started = performance.now();
-    const results: WireResult[] = new Array(items.length);
+    let results: WireResult[] | typeof RETRY_GUARDED;
     try {
-      this.#begin.run();
-      for (let i = 0; i < items.length; i++) results[i] = this.#runOne(items[i]);
+      results = this.#attempt(items, this.#unguarded);
+      if (results === RETRY_GUARDED) {
+        this.#rollback.run();
+        results = this.#attempt(items, NONE) as WireResult[];
+      }
       this.#commit.run();
     } catch (err) {
       // BEGIN or COMMIT failed (disk full, deferred foreign key, lock), or SQLite dropped the
@@ -96,18 +88,45 @@ export class BatchRunner {
     return { type: "batch", ok: true, ms: performance.now() - started, results };
   }
 
-  #runOne(item: WireOp): WireResult {
-    const [id, name, args, now] = item;
-    const op = Object.hasOwn(this.#ops, name) ? this.#ops[name] : undefined;
-    if (op === undefined) return [id, false, { message: `Unknown op ${name}` }];
-    if (this.#unguarded.has(name)) return this.#runUnguarded(item, op);
+  /** BEGIN and every op of `items`; RETRY_GUARDED as soon as an op of `unguarded` throws. */
+  #attempt(
+    items: readonly WireOp[],
+    unguarded: ReadonlySet<string>,
+  ): WireResult[] | typeof RETRY_GUARDED {
+    this.#begin.run();
+    const results: WireResult[] = new Array(items.length);
+    for (let i = 0; i < items.length; i++) {
+      const [id, name, args, now] = items[i];
+      const op = Object.hasOwn(this.#ops, name) ? this.#ops[name] : undefined;
+      if (op === undefined) {
+        results[i] = [id, false, { message: `Unknown op ${name}` }];
+        continue;
+      }
+      const run = op as (db: DatabaseSync, args: unknown, now: number) => unknown;
+      if (!unguarded.has(name)) {
+        results[i] = this.#runGuarded(id, run, args, now);
+        continue;
+      }
+      try {
+        results[i] = [id, true, run(this.#db, args, now)];
+      } catch (err) {
+        // SQLite dropped the whole transaction (SQLITE_FULL, IOERR, NOMEM): the batch fails.
+        if (!this.#db.isTransaction) throw err;
+        return RETRY_GUARDED;
+      }
+    }
+    return results;
+  }
+
+  #runGuarded(
+    id: number,
+    run: (db: DatabaseSync, args: unknown, now: number) => unknown,
+    args: unknown,
+    now: number,
+  ): WireResult {
     this.#savepoint.run();
     try {
-      const value = (op as (db: DatabaseSync, args: unknown, now: number) => unknown)(
-        this.#db,
-        args,
-        now,
-      );
+      const value = run(this.#db, args, now);
       this.#release.run();
       return [id, true, value];
     } catch (err) {
@@ -118,27 +137,6 @@ export class BatchRunner {
       this.#release.run();
       return [id, false, toWireError(err)];
     }
-  }
-
-  #runUnguarded([id, name, args, now]: WireOp, op: OpRegistry[string]): WireResult {
-    const before = this.#changes();
-    try {
-      const value = (op as (db: DatabaseSync, args: unknown, now: number) => unknown)(
-        this.#db,
-        args,
-        now,
-      );
-      return [id, true, value];
-    } catch (err) {
-      if (!this.#db.isTransaction) throw err;
-      // A statement that failed undid its own changes; earlier ones of the op would stay.
-      if (this.#changes() !== before) throw new PartialOpError(name, err);
-      return [id, false, toWireError(err)];
-    }
-  }
-
-  #changes(): number {
-    return Number((this.#totalChanges.get() as { n: number | bigint }).n);
   }
 
   #abandon(): void {

@@ -129,27 +129,66 @@ Deno.test("BatchRunner runs unguarded ops without a savepoint and reports a fail
   }
 });
 
-Deno.test("BatchRunner gives up the whole batch when an unguarded op fails after writing", () => {
+Deno.test("BatchRunner runs a batch again, guarded, when an unguarded op fails after writing", () => {
   const db = memoryDb();
   try {
-    const runner = new BatchRunner(db, ops, new Set(["putThenFail"]));
+    let bumps = 0;
+    const bump = (d: DatabaseSync, _a: unknown, now: number) => {
+      bumps++;
+      d.prepare(`INSERT INTO settings (key, value, updated_at) VALUES ('n', '1', ?)
+        ON CONFLICT (key) DO UPDATE SET value = value + 1`).run(now);
+      return (d.prepare("SELECT value FROM settings WHERE key = 'n'").get() as { value: string })
+        .value;
+    };
+    const runner = new BatchRunner(
+      db,
+      { ...ops, bump },
+      new Set(["put", "putThenFail", "bump"]),
+    );
     const msg = runner.run([
       [1, "put", { key: "a" }, 1],
-      [2, "putThenFail", { key: "b" }, 1],
-      [3, "put", { key: "c" }, 1],
+      [2, "bump", {}, 1],
+      [3, "putThenFail", { key: "b" }, 1],
+      [4, "put", { key: "c" }, 1],
+      [5, "bump", {}, 1],
     ]);
-    assert.ok(!msg.ok);
-    assert.deepEqual(msg.ids, [1, 2, 3]);
-    assert.match(msg.error, /putThenFail failed after writing/);
-    assert.deepEqual(keys(db), []);
+    assert.ok(msg.ok);
+    // The answers come from the second run, in which the failing op had its own savepoint:
+    // its write is undone alone and each op's effect is counted once.
+    assert.deepEqual(msg.results, [
+      [1, true, "a"],
+      [2, true, "1"],
+      [3, false, { code: "conflict", message: "conflict", data: { key: "b" } }],
+      [4, true, "c"],
+      [5, true, "2"],
+    ]);
+    assert.deepEqual(keys(db), ["a", "c", "n"]);
+    assert.equal(bumps, 3, "bump ran once before the failure, then twice in the guarded run");
     assert.equal(db.isTransaction, false);
-    // Guarded, the same op only rolls back itself.
-    const again = new BatchRunner(db, ops).run([
-      [4, "put", { key: "a" }, 2],
-      [5, "putThenFail", { key: "b" }, 2],
-    ]);
-    assert.ok(again.ok);
-    assert.deepEqual(keys(db), ["a"]);
+    // The next batch runs unguarded again.
+    const next = runner.run([[6, "put", { key: "d" }, 2]]);
+    assert.ok(next.ok);
+    assert.deepEqual(keys(db), ["a", "c", "d", "n"]);
+  } finally {
+    db.close();
+  }
+});
+
+Deno.test("BatchRunner fails the batch when an unguarded op ends the transaction under it", () => {
+  const db = memoryDb();
+  try {
+    const rollbackAll = (d: DatabaseSync) => {
+      d.exec("ROLLBACK");
+      throw new Error("Lost the transaction");
+    };
+    const runner = new BatchRunner(db, { ...ops, rollbackAll }, new Set(["put", "rollbackAll"]));
+    const msg = runner.run([[1, "put", { key: "a" }, 1], [2, "rollbackAll", {}, 1]]);
+    assert.ok(!msg.ok);
+    assert.deepEqual(msg.ids, [1, 2]);
+    assert.match(msg.error, /Lost the transaction/);
+    assert.deepEqual(keys(db), []);
+    assert.equal(runner.run([[3, "put", { key: "b" }, 2]]).ok, true);
+    assert.deepEqual(keys(db), ["b"]);
   } finally {
     db.close();
   }

@@ -36,8 +36,8 @@ export type Ops = typeof ops;
 
 /**
  * Ops the writer runs without a SAVEPOINT (see `BatchRunner`): the ones every message goes
- * through. Each throws only before its first write (expected errors are checks that come
- * first); should one ever fail after writing, its whole batch answers `busy` instead.
+ * through. When one throws, the runner rolls its batch back and runs it again with every op
+ * guarded, so a refusal costs a second run of its batch; a batch without one costs nothing extra.
  */
 export const unguardedOps: ReadonlySet<keyof Ops> = new Set<keyof Ops>([
   "message.submit",
