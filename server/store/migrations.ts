@@ -16,13 +16,15 @@ const SCHEMA_V3_SQL = `
 CREATE INDEX idx_deliveries_finished ON deliveries(updated_at) WHERE state <> 'pending';
 `;
 
-// Migration 5: four indexes keep only the rows their queries read (docs/DEVIATIONS.md).
+// Migration 5: five indexes keep only the rows their queries read (docs/DEVIATIONS.md).
 // - `idx_messages_dest` and `idx_messages_sender_state` serve only the search for the *scheduled*
 //   messages of an endpoint or group when it is deleted or disabled (ops/invalidate.ts). A message
 //   sent for now is stored `dispatched` and ends `completed`: it never enters them.
 // - `idx_deliveries_outbox` and `idx_deliveries_expire` serve only *pending* deliveries (claims,
 //   expiry, reconnect grace, recovery): a delivery leaves them when it ends, and the ended ones
 //   kept for days no longer fill them.
+// - `idx_receipts_outbox` serves only receipts the sender has not acknowledged (the receipt push,
+//   and deleting them with their sender).
 const SCHEMA_V5_SQL = `
 DROP INDEX idx_messages_dest;
 DROP INDEX idx_messages_sender_state;
@@ -32,6 +34,8 @@ DROP INDEX idx_deliveries_outbox;
 DROP INDEX idx_deliveries_expire;
 CREATE INDEX idx_deliveries_outbox ON deliveries(endpoint_id, send_at, seq) WHERE state = 'pending';
 CREATE INDEX idx_deliveries_expire ON deliveries(expire_at) WHERE state = 'pending';
+DROP INDEX idx_receipts_outbox;
+CREATE INDEX idx_receipts_outbox ON receipts(sender_id, receipt_id) WHERE acked = 0;
 `;
 
 /** One embedded schema step (spec 7.7: migrations are embedded, ordered SQL). */

@@ -7,6 +7,7 @@ import { addEndpoint, binaryArgs, messageLine, T0 } from "./ops/_testing.ts";
 import { configure } from "./ops/context.ts";
 import { submitMessage } from "./ops/messages.ts";
 import { ackDelivery, claimDeliveries } from "./ops/deliveries.ts";
+import { ackReceipt } from "./ops/receipts.ts";
 import { disableEndpoint } from "./ops/invalidate.ts";
 
 const LATER = T0 + 60_000;
@@ -37,13 +38,22 @@ function pending(db: DatabaseSync, index: string, where: string): string[] {
   return rows.map((r) => r.id);
 }
 
+/** The ids of the unacknowledged receipts of `sender`, read through the outbox index alone. */
+function unacked(db: DatabaseSync, sender: string): number[] {
+  const rows = db.prepare(
+    `SELECT receipt_id FROM receipts INDEXED BY idx_receipts_outbox
+     WHERE sender_id = ? AND acked = 0 ORDER BY receipt_id`,
+  ).all(sender) as { receipt_id: number }[];
+  return rows.map((r) => r.receipt_id);
+}
+
 function indexSql(db: DatabaseSync, name: string): string {
   const row = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?")
     .get(name) as { sql: string };
   return row.sql;
 }
 
-Deno.test("migration 5 keeps only the rows their queries read in four indexes", async () => {
+Deno.test("migration 5 keeps only the rows their queries read in five indexes", async () => {
   const dir = await Deno.makeTempDir({ prefix: "nixmsg-v5-" });
   try {
     const path = join(dir, "nixmsg.db");
@@ -75,7 +85,14 @@ Deno.test("migration 5 keeps only the rows their queries read in four indexes", 
       for (const name of ["idx_deliveries_outbox", "idx_deliveries_expire"]) {
         assert.match(indexSql(db, name), /WHERE state = 'pending'$/, name);
       }
-      // "done" was accepted before the migration: only "now" is still pending.
+      assert.match(indexSql(db, "idx_receipts_outbox"), /WHERE acked = 0$/);
+      // "done" was accepted before the migration: only "now" is still pending, and a's one
+      // receipt ("done" accepted) is not acknowledged yet.
+      const [receipt] = unacked(db, "a");
+      assert.equal(unacked(db, "a").length, 1);
+      assert.deepEqual(ackReceipt(db, { senderId: "a", receiptId: receipt }, T0 + 1), { ok: true });
+      assert.deepEqual(unacked(db, "a"), []);
+      assert.deepEqual(ackReceipt(db, { senderId: "a", receiptId: receipt }, T0 + 1), { ok: true });
       assert.deepEqual(pending(db, "idx_deliveries_outbox", "d.endpoint_id = 'b'"), ["now"]);
       assert.deepEqual(pending(db, "idx_deliveries_expire", "d.expire_at > 0"), ["now"]);
       ackDelivery(db, { endpointId: "b", from: "a", id: "now" }, T0 + 1);
