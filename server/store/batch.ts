@@ -30,8 +30,9 @@ const RETRY_GUARDED = Symbol("retry guarded");
  * some of them (issue 19). When one of them throws, the runner cannot tell what it had written,
  * so it rolls the whole transaction back and runs the batch again from the start with every op
  * in its own savepoint: the failing op is then reported alone, exactly as if it had been guarded
- * from the beginning, and nothing answered came from the discarded run. A batch in which nothing
- * fails (the common case) pays for no savepoint and no check.
+ * from the beginning, and nothing answered came from the discarded run. In a batch where none of
+ * them fails (the common case) they cost no savepoint and no check; a refusal costs one more run
+ * of its batch, never more, since the second run guards every op.
  */
 export class BatchRunner {
   #db: DatabaseSync;
