@@ -1,5 +1,6 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { type OpRegistry, toWireError } from "./op.ts";
+import { OpError } from "./op_error.ts";
 import type {
   BatchCommittedMessage,
   BatchFailedMessage,
@@ -17,7 +18,7 @@ const SQL_ROLLBACK_TO = "ROLLBACK TO op";
 
 /** No op runs unguarded: the retry after an unguarded op threw. */
 const NONE: ReadonlySet<string> = new Set();
-/** An unguarded op threw: the batch is rolled back and run again with every op guarded. */
+/** An unguarded op failed unexpectedly: the batch is rolled back and run again, all guarded. */
 const RETRY_GUARDED = Symbol("retry guarded");
 
 /**
@@ -27,12 +28,13 @@ const RETRY_GUARDED = Symbol("retry guarded");
  * nothing is answered before it is on disk.
  *
  * `unguarded` ops (the few that run for every message) skip the savepoint, which costs more than
- * some of them (issue 19). When one of them throws, the runner cannot tell what it had written,
- * so it rolls the whole transaction back and runs the batch again from the start with every op
- * in its own savepoint: the failing op is then reported alone, exactly as if it had been guarded
- * from the beginning, and nothing answered came from the discarded run. In a batch where none of
- * them fails (the common case) they cost no savepoint and no check; a refusal costs one more run
- * of its batch, never more, since the second run guards every op.
+ * some of them (issue 19). Their refusals are `OpError`s thrown by checks made before the op's
+ * first write (`server/store/ops/unguarded_test.ts` proves it for every refusal), so such an
+ * error is reported alone and the batch goes on. Any other error (a SQLite error, a bug) may come
+ * after some writes that cannot be undone alone: the runner then rolls the whole transaction back
+ * and runs the batch again from the start with every op in its own savepoint, and answers from
+ * that run, exactly as if the op had been guarded from the beginning. A batch costs at most two
+ * runs.
  */
 export class BatchRunner {
   #db: DatabaseSync;
@@ -89,7 +91,10 @@ export class BatchRunner {
     return { type: "batch", ok: true, ms: performance.now() - started, results };
   }
 
-  /** BEGIN and every op of `items`; RETRY_GUARDED as soon as an op of `unguarded` throws. */
+  /**
+   * BEGIN and every op of `items`; RETRY_GUARDED as soon as an op of `unguarded` throws anything
+   * but an `OpError`.
+   */
   #attempt(
     items: readonly WireOp[],
     unguarded: ReadonlySet<string>,
@@ -113,7 +118,8 @@ export class BatchRunner {
       } catch (err) {
         // SQLite dropped the whole transaction (SQLITE_FULL, IOERR, NOMEM): the batch fails.
         if (!this.#db.isTransaction) throw err;
-        return RETRY_GUARDED;
+        if (!(err instanceof OpError)) return RETRY_GUARDED;
+        results[i] = [id, false, toWireError(err)];
       }
     }
     return results;

@@ -98,13 +98,18 @@ Deno.test("BatchRunner fails the batch when an op ends the transaction under it"
   }
 });
 
-Deno.test("BatchRunner runs unguarded ops without a savepoint and reports a failure alone", () => {
+Deno.test("BatchRunner reports an unguarded op's OpError alone, without running the batch again", () => {
   const db = memoryDb();
   try {
+    let puts = 0;
+    const put = (d: DatabaseSync, a: { key: string }, now: number) => {
+      puts++;
+      return ops.put(d, a, now);
+    };
     const fail = (_db: DatabaseSync, a: { key: string }) => {
       throw new OpError("not_found", { key: a.key });
     };
-    const runner = new BatchRunner(db, { ...ops, fail }, new Set(["put", "fail"]));
+    const runner = new BatchRunner(db, { put, fail }, new Set(["put", "fail"]));
     const msg = runner.run([
       [1, "put", { key: "a" }, 1],
       [2, "fail", { key: "b" }, 1],
@@ -117,13 +122,16 @@ Deno.test("BatchRunner runs unguarded ops without a savepoint and reports a fail
       [3, true, "c"],
     ]);
     assert.deepEqual(keys(db), ["a", "c"]);
-    // A statement that fails undoes itself: the op failed before any change that stays.
+    assert.equal(puts, 2, "one run");
+    // A SQLite error is not a refusal: the batch runs again, guarded, and reports it alone.
+    puts = 0;
     const dup = runner.run([[4, "put", { key: "a" }, 2], [5, "put", { key: "d" }, 2]]);
     assert.ok(dup.ok);
     assert.equal(dup.results[0][1], false);
     assert.match(JSON.stringify(dup.results[0][2]), /UNIQUE constraint failed/);
     assert.deepEqual(dup.results[1], [5, true, "d"]);
     assert.deepEqual(keys(db), ["a", "c", "d"]);
+    assert.equal(puts, 3, "the failing put, then both puts again");
   } finally {
     db.close();
   }
@@ -132,6 +140,10 @@ Deno.test("BatchRunner runs unguarded ops without a savepoint and reports a fail
 Deno.test("BatchRunner runs a batch again, guarded, when an unguarded op fails after writing", () => {
   const db = memoryDb();
   try {
+    const putThenCrash = (d: DatabaseSync, a: { key: string }, now: number) => {
+      ops.put(d, a, now);
+      throw new Error("bug after writing");
+    };
     let bumps = 0;
     const bump = (d: DatabaseSync, _a: unknown, now: number) => {
       bumps++;
@@ -142,13 +154,13 @@ Deno.test("BatchRunner runs a batch again, guarded, when an unguarded op fails a
     };
     const runner = new BatchRunner(
       db,
-      { ...ops, bump },
-      new Set(["put", "putThenFail", "bump"]),
+      { ...ops, bump, putThenCrash },
+      new Set(["put", "putThenCrash", "bump"]),
     );
     const msg = runner.run([
       [1, "put", { key: "a" }, 1],
       [2, "bump", {}, 1],
-      [3, "putThenFail", { key: "b" }, 1],
+      [3, "putThenCrash", { key: "b" }, 1],
       [4, "put", { key: "c" }, 1],
       [5, "bump", {}, 1],
     ]);
@@ -158,7 +170,7 @@ Deno.test("BatchRunner runs a batch again, guarded, when an unguarded op fails a
     assert.deepEqual(msg.results, [
       [1, true, "a"],
       [2, true, "1"],
-      [3, false, { code: "conflict", message: "conflict", data: { key: "b" } }],
+      [3, false, { message: "bug after writing" }],
       [4, true, "c"],
       [5, true, "2"],
     ]);

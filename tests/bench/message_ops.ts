@@ -5,7 +5,7 @@
 // and the ops.
 //
 //   deno run -A tests/bench/message_ops.ts [--messages 20000] [--batch 25] [--sync OFF|FULL]
-//     [--quotas on|off] [--backlog 0] [--against /path/to/other/checkout]
+//     [--quotas on|off] [--backlog 0] [--refusals 0] [--against /path/to/other/checkout]
 //
 // Prints the time per message of each op kind and in total. With `--sync OFF` (the default) no
 // fsync is waited for, so the figure is CPU; `FULL` adds the four commits' fsyncs per batch.
@@ -13,6 +13,9 @@
 // sender's unfinished messages and the receiver's pending deliveries on every submit.
 // `--backlog N` first gives the sender N unfinished messages to a third endpoint that never
 // takes them, as when a backend keeps sending to devices that are offline.
+// `--refusals K` adds K refused submits (to an endpoint that does not exist) to the middle of every
+// submit batch: what a refusal costs the batch it is in (the runner runs such a batch again with
+// every op guarded). They are not counted as messages.
 // `--against DIR` runs the same ops of another checkout (e.g. a worktree of an older commit) in
 // this process too, each on its own database, alternating chunks of 250 messages, so that the
 // machine's speed drifts alike for both; it prints both figures and their ratio.
@@ -30,12 +33,16 @@ const { values: flags } = parseArgs({
     sync: { type: "string", default: "OFF" },
     quotas: { type: "string", default: "on" },
     backlog: { type: "string", default: "0" },
+    refusals: { type: "string", default: "0" },
     against: { type: "string" },
   },
 });
 const N = Number(flags.messages);
 const B = Math.max(1, Number(flags.batch));
 const CHUNK = 250;
+const REFUSALS = Math.max(0, Math.floor(Number(flags.refusals)));
+
+const NO_REFUSALS: ReadonlySet<number> = new Set();
 
 type Kind = "submit" | "claim" | "ack" | "receiptAck";
 
@@ -74,14 +81,21 @@ async function bench(root: string, label: string): Promise<Bench> {
   const body = new TextEncoder().encode("x".repeat(1024));
   let opId = 0;
   let n = 0;
-  const batch = <T>(items: [string, unknown][], now: number): T[] => {
+  /** Runs one batch; the ops at `refused` must fail with `invalid_target`, all others succeed. */
+  const batch = <T>(items: [string, unknown][], now: number, refused = NO_REFUSALS): T[] => {
     const wire: WireOp[] = items.map(([name, args]) => [++opId, name, args, now]);
     const out = runner.run(wire);
     if (!out.ok) throw new Error(out.error);
-    return out.results.map((r: [number, boolean, unknown]) => {
-      if (!r[1]) throw new Error(`op failed: ${JSON.stringify(r[2])}`);
-      return r[2] as T;
+    const values: T[] = [];
+    out.results.forEach((r: [number, boolean, unknown], i: number) => {
+      if (refused.has(i)) {
+        if (r[1] || (r[2] as { code?: string }).code !== "invalid_target") {
+          throw new Error(`op ${i} should have been refused: ${JSON.stringify(r[2])}`);
+        }
+      } else if (!r[1]) throw new Error(`op failed: ${JSON.stringify(r[2])}`);
+      else values.push(r[2] as T);
     });
+    return values;
   };
   const submit = (id: string, toId: string, now: number, keep: boolean) =>
     [
@@ -126,7 +140,14 @@ async function bench(root: string, label: string): Promise<Bench> {
         const now = Date.now();
         const ids = Array.from({ length: Math.min(B, count - done) }, () => `m${n++}`);
         done += ids.length;
-        timed("submit", () => batch(ids.map((id) => submit(id, "b", now, false)), now));
+        const items = ids.map((id) => submit(id, "b", now, false));
+        const at = Math.floor(items.length / 2);
+        const refused = new Set<number>();
+        for (let k = 0; k < REFUSALS; k++) {
+          refused.add(at + k);
+          items.splice(at + k, 0, submit(`refused${n}-${k}`, "nobody", now, false));
+        }
+        timed("submit", () => batch(items, now, refused));
         timed(
           "claim",
           () =>
@@ -169,7 +190,7 @@ try {
   const total = (b: Bench) => b.ms.submit + b.ms.claim + b.ms.ack + b.ms.receiptAck;
   console.log(
     `message_ops: ${N} messages, batches of ${B}, synchronous=${flags.sync}, ` +
-      `quotas ${flags.quotas}, sender backlog ${flags.backlog}`,
+      `quotas ${flags.quotas}, sender backlog ${flags.backlog}, refused submits per batch ${REFUSALS}`,
   );
   for (const b of benches) {
     console.log(

@@ -36,8 +36,9 @@ export type Ops = typeof ops;
 
 /**
  * Ops the writer runs without a SAVEPOINT (see `BatchRunner`): the ones every message goes
- * through. When one throws, the runner rolls its batch back and runs it again with every op
- * guarded, so a refusal costs a second run of its batch; a batch without one costs nothing extra.
+ * through. Each throws its `OpError`s (refusals) only before its first write, which
+ * `unguarded_test.ts` checks for every refusal; on any other error the runner runs the batch
+ * again with every op guarded.
  */
 export const unguardedOps: ReadonlySet<keyof Ops> = new Set<keyof Ops>([
   "message.submit",

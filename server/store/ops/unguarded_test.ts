@@ -1,9 +1,9 @@
-// The ops the writer runs without a savepoint (`unguardedOps`): every expected failure of each is
-// run here through the real BatchRunner with a good op after it in the same batch. The batch must
-// commit, the failing op must report its own code, and only the good op's rows may change. The
-// count is SQLite's `total_changes()`, which also counts the writes of a run the runner rolled
-// back (it runs a batch again, guarded, when an unguarded op throws), so these tests also show
-// that every refusal is a check made before the op's first write.
+// The ops the writer runs without a savepoint (`unguardedOps`) must throw their refusals
+// (`OpError`s) only before their first write: the batch runner reports such a refusal alone and
+// commits the rest of the batch, so a write made before it would be committed too. Every
+// expected failure of each op is run here through the real BatchRunner with a good op after it
+// in the same batch: the batch must commit, the failing op must report its own code, and only
+// the good op's rows may change (SQLite's `total_changes()`).
 import assert from "node:assert/strict";
 import type { DatabaseSync } from "node:sqlite";
 import { BatchRunner } from "../batch.ts";
