@@ -14,8 +14,7 @@
 // `--backlog N` first gives the sender N unfinished messages to a third endpoint that never
 // takes them, as when a backend keeps sending to devices that are offline.
 // `--refusals K` adds K refused submits (to an endpoint that does not exist) to the middle of every
-// submit batch: what a refusal costs the batch it is in (the runner runs such a batch again with
-// every op guarded). They are not counted as messages.
+// submit batch, to show what a refusal costs the batch it is in. They are not counted as messages.
 // `--against DIR` runs the same ops of another checkout (e.g. a worktree of an older commit) in
 // this process too, each on its own database, alternating chunks of 250 messages, so that the
 // machine's speed drifts alike for both; it prints both figures and their ratio.
