@@ -40,6 +40,12 @@ Deno.test("SIGTERM answers every committed send, then sends DISCONNECT 0x8B", as
     await tcp.until(() => answered(tcp).length > 0, "a first answer over TCP");
     await ws.until(() => answered(ws).length > 0, "a first answer over WebSocket");
     assert.equal(await server.stop(), 0);
+    // Each client closed after its DISCONNECT: none was cut off when the farewell wait ran out
+    // (input the server had not read yet used to hold every connection open until then).
+    const cutOff = server.logs.filter((l) =>
+      String(l.msg).startsWith("MQTT connections still open")
+    );
+    assert.deepEqual(cutOff, [], "no connection outlived the shutdown farewell");
 
     const db = new DatabaseSync(dbPath(home.dataDir), { readOnly: true });
     try {

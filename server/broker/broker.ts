@@ -197,11 +197,18 @@ class AedesBroker implements Broker {
     // Spec 7.8: what is already written (the last responses) leaves first, then MQTT 5 clients
     // get DISCONNECT 0x8B; each stream is ended, not destroyed, so no byte is dropped.
     const goodbye = encodeDisconnect(SERVER_SHUTTING_DOWN);
-    await Promise.all([...this.#all].map((c) => {
+    const closed = await Promise.all([...this.#all].map((c) => {
       const v5 = c.connected && c.facts?.protocolVersion === 5 && !c.client.closed;
       if (v5) c.client.disconnectReasonCode = SERVER_SHUTTING_DOWN;
       return c.farewell(v5 ? goodbye : null, FAREWELL_MS);
     }));
+    const late = closed.filter((ok) => !ok).length;
+    if (late > 0) {
+      this.#log.warn("MQTT connections still open after the shutdown farewell; closing them", {
+        connections: late,
+        wait_ms: FAREWELL_MS,
+      });
+    }
     for (const c of this.#all) c.client.close();
     await new Promise<void>((resolve) => this.#aedes.close(() => resolve()));
     await Promise.all([...this.#all].map((c) => c.done));

@@ -140,16 +140,32 @@ export class Connection {
   /**
    * Ends the connection gracefully: writes `last` (if any) after everything already queued,
    * ends the stream, and resolves once the stream has closed, normally when the peer closed its
-   * side, or after `waitMs`. `destroy` would drop bytes not yet flushed.
+   * side, or after `waitMs`. `destroy` would drop bytes not yet flushed. Returns false when
+   * `waitMs` passed first.
    */
-  async farewell(last: Uint8Array | null, waitMs: number): Promise<void> {
+  async farewell(last: Uint8Array | null, waitMs: number): Promise<boolean> {
     const stream = this.stream;
-    if (this.closed || stream.destroyed) return;
+    if (this.closed || stream.destroyed) return true;
+    // From here on, what the client sends is read and dropped instead of parsed. Input left
+    // unread would keep the stream from ending when the client closes, so this wait would run
+    // to its timeout and the stream be destroyed; and closing a TCP socket with unread input
+    // resets it, which can lose the last bytes written, the DISCONNECT among them.
+    // What is buffered already is dropped at once, in case no further `readable` event comes.
+    if (this.client?._nextBatch) stream.off("readable", this.client._nextBatch);
+    const drop = () => {
+      while (stream.read() !== null) { /* dropped */ }
+    };
+    stream.on("readable", drop);
+    drop();
     if (last && stream.writable) stream.write(last);
     if (stream.writable) stream.end();
     let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([this.done, new Promise((r) => (timer = setTimeout(r, waitMs)))]);
+    const closed = await Promise.race([
+      this.done.then(() => true),
+      new Promise<boolean>((r) => (timer = setTimeout(() => r(false), waitMs))),
+    ]);
     clearTimeout(timer);
+    return closed;
   }
 
   /** A PUBACK arrived for `messageId`. */
