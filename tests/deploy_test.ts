@@ -58,3 +58,17 @@ Deno.test("the compose file and the systemd unit raise the open-files limit abov
   const unit = /^LimitNOFILE=(\d+)$/m.exec(ops);
   assert.ok(unit !== null && Number(unit[1]) > maxClients * 2);
 });
+
+Deno.test("the systemd unit of deploy/ is the one operations.md shows, with its own user and the network up", async () => {
+  const unit = await read("deploy/nixmsg.service");
+  const ops = await read("docs/operations.md");
+  const shown = /```ini\n(# \/etc\/systemd\/system\/nixmsg\.service[\s\S]*?)```\n/.exec(ops);
+  assert.ok(shown !== null, "operations.md shows the unit");
+  assert.equal(shown[1], unit);
+  // After= alone only orders; without Wants= nothing pulls network-online.target in.
+  assert.match(unit, /^Wants=network-online\.target$/m);
+  assert.match(unit, /^After=network-online\.target$/m);
+  assert.match(unit, /^User=nixmsg$/m);
+  // The user the unit names is created in the same section of the guide.
+  assert.match(ops, /^useradd --system .* nixmsg$/m);
+});

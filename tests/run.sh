@@ -29,8 +29,11 @@ apt_install() {
   $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 command -v openssl >/dev/null 2>&1 || apt_install openssl
-# tests/readme_curl_test.ts runs the README's curl example as written.
+# tests/docs_commands_test.ts runs the shell blocks of the README and docs/ as written: curl,
+# sysctl (procps), ss and nstat (iproute2), mosquitto_rr (below).
 command -v curl >/dev/null 2>&1 || apt_install curl
+command -v sysctl >/dev/null 2>&1 || apt_install procps
+command -v ss >/dev/null 2>&1 && command -v nstat >/dev/null 2>&1 || apt_install iproute2
 # The browser tests drive Debian's chromium; the Chinese console needs a CJK font.
 apt_install chromium fonts-wqy-microhei
 # The weak-network tests run toxiproxy v2.5.0, built once from its Go module into ~/.cache/nixmsg.
@@ -38,8 +41,9 @@ command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || apt_install gola
 bash scripts/install_toxiproxy.sh >/dev/null || echo "== toxiproxy could not be built: the weak-network tests will fail"
 # The packet-loss test drops packets with nftables inside a network namespace (skipped when not root).
 command -v nft >/dev/null 2>&1 || apt_install nftables
-# The device guide's mosquitto_rr check (sdk/ts devices_doc test) skips itself without it.
-apt_install mosquitto-clients || echo "== mosquitto-clients not installed: its check is skipped"
+# The device guide's mosquitto_rr check: tests/docs_commands_test.ts fails without it, the sdk/ts
+# devices_doc test skips itself.
+apt_install mosquitto-clients || echo "== mosquitto-clients not installed: the docs' mosquitto_rr check fails"
 
 passed=0
 failed=0
