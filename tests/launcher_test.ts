@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 
 const LAUNCHER = new URL("../nixmsg", import.meta.url).pathname;
+const PERMISSIONS = new URL("../server/deno_permissions.txt", import.meta.url).pathname;
 
 const FAKE_DENO = `#!/usr/bin/env bash
 echo "$*" >> "$DENO_LOG"
@@ -28,6 +29,8 @@ interface Tree {
 async function tree(): Promise<Tree> {
   const dir = await Deno.makeTempDir({ prefix: "nixmsg-launcher-" });
   await Deno.copyFile(LAUNCHER, join(dir, "nixmsg"));
+  await Deno.mkdir(join(dir, "server"));
+  await Deno.copyFile(PERMISSIONS, join(dir, "server", "deno_permissions.txt"));
   await Deno.mkdir(join(dir, "bin"));
   await Deno.writeTextFile(join(dir, "bin", "deno"), FAKE_DENO, { mode: 0o755 });
   await Deno.mkdir(join(dir, "web", "src"), { recursive: true });
