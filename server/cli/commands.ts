@@ -49,7 +49,7 @@ async function configOrExit(io: Io): Promise<Config | null> {
 async function openMigrated(config: Config): Promise<ReturnType<typeof openDb>> {
   await ensureDataDir(config.data_dir);
   const path = dbPath(config.data_dir);
-  migrate(path, { backupDir: join(config.data_dir, "backup") });
+  await migrate(path, { backupDir: join(config.data_dir, "backup") });
   return openDb(path, { synchronous: config.sqlite_synchronous });
 }
 
@@ -210,7 +210,7 @@ export const commands: Record<string, Command> = {
   },
   backup: {
     usage: "nixmsg backup --out FILE",
-    summary: "Copy the live database to FILE (VACUUM INTO)",
+    summary: "Copy the live database to FILE (SQLite online backup)",
     help: "Writes a consistent copy of the database to FILE. Safe while `nixmsg serve` runs.\n" +
       "The copy holds undelivered message bodies: keep it as sensitive data.",
     async run(args, io) {
@@ -219,7 +219,7 @@ export const commands: Record<string, Command> = {
       const config = await configOrExit(io);
       if (!config) return 1;
       try {
-        backupDatabase(dbPath(config.data_dir), out);
+        await backupDatabase(dbPath(config.data_dir), out);
       } catch (err) {
         io.err(`Backup failed: ${(err as Error).message}`);
         return 1;

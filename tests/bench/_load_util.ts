@@ -66,7 +66,7 @@ export async function prepareHome(
     "server/store/ops/endpoints.ts",
   );
   const path = dbPath(home.dataDir);
-  migrate(path, { backupDir: join(home.dataDir, "backup") });
+  await migrate(path, { backupDir: join(home.dataDir, "backup") });
   const hash = await new PasswordPool({ params }).hash(password);
   const db = openDb(path);
   try {
