@@ -124,6 +124,10 @@ Deno.test("the helpers, the compile task and the release build pass exactly the 
     assert.match(tasks.compile, /scripts\/compile\.ts$/);
     const release = await Deno.readTextFile(join(ROOT, "scripts/release.ts"));
     assert.match(release, /\.\.\.DENO_PERMISSIONS,/);
+    // The image runs `deno task release`, which reads the list from server/ via scripts/.
+    const dockerfile = await Deno.readTextFile(join(ROOT, "deploy/Dockerfile"));
+    assert.match(dockerfile, /^COPY scripts \.\/scripts$/m);
+    assert.match(dockerfile, /^COPY server \.\/server$/m);
   } finally {
     await home.cleanup();
   }
