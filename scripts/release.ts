@@ -19,6 +19,7 @@ import {
   ARGON2_VERSION,
   checkAddonBinary,
 } from "../server/auth/argon2_addon.ts";
+import { DENO_PERMISSIONS } from "./deno_permissions.ts";
 
 /** One release target. */
 export interface Target extends AddonPlatform {
@@ -57,18 +58,8 @@ export const TARGETS: readonly Target[] = [
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
-/** What the compiled binary may do; the same set as `deno task compile`. */
-const PERMISSIONS = [
-  "--allow-read",
-  "--allow-write",
-  "--allow-net",
-  "--allow-env",
-  "--allow-sys",
-  "--allow-ffi",
-];
-
 /** Files the server reads at run time that no static import reaches. */
-const INCLUDES = [
+export const INCLUDES: readonly string[] = [
   "server/store/writer_worker.ts",
   "server/store/checkpointer_worker.ts",
   "web/dist",
@@ -164,7 +155,8 @@ async function compile(stage: string, target: Target, outDir: string): Promise<s
     "compile",
     "--frozen",
     "--node-modules-dir=auto",
-    ...PERMISSIONS,
+    // What the compiled binary may do: the shipped set (server/deno_permissions.txt).
+    ...DENO_PERMISSIONS,
     ...INCLUDES.flatMap((i) => ["--include", i]),
     "--target",
     target.triple,

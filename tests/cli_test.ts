@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { makeTestHome, runCli, startServerProcess } from "./helpers/server_process.ts";
+import { cliArgs, makeTestHome, runCli, startServerProcess } from "./helpers/server_process.ts";
 
 Deno.test("admin init prints a 20-character password once and refuses a second time", async () => {
   const home = await makeTestHome();
@@ -131,17 +131,8 @@ Deno.test("a SIGTERM during start-up still ends serve in order, with exit code 0
   const home = await makeTestHome();
   try {
     assert.equal((await runCli(home, ["admin", "init"])).code, 0);
-    const root = new URL("../", import.meta.url).pathname;
     const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--quiet",
-        "--allow-all",
-        "--config",
-        `${root}deno.json`,
-        `${root}server/main.ts`,
-        "serve",
-      ],
+      args: cliArgs(home, ["serve"]),
       env: home.env,
       cwd: home.dir,
       stdin: "null",

@@ -272,7 +272,10 @@ Deno.test("crash matrix: kill -9 during migration 2 leaves the backup and a usab
   const home = await makeTestHome();
   await ensureDataDir(home.dataDir);
   const path = dbPath(home.dataDir);
-  migrate(path, { backupDir: join(home.dataDir, "backup"), migrations: MIGRATIONS.slice(0, 1) });
+  await migrate(path, {
+    backupDir: join(home.dataDir, "backup"),
+    migrations: MIGRATIONS.slice(0, 1),
+  });
   const loginHash = await new PasswordPool({ params: TEST_POOL_PARAMS }).hash(PW);
   const now = Date.now();
   const ids = ["v0", "v1", "v2", "v3", "v4"];

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 
 const LAUNCHER = new URL("../nixmsg", import.meta.url).pathname;
+const PERMISSIONS = new URL("../server/deno_permissions.txt", import.meta.url).pathname;
 
 const FAKE_DENO = `#!/usr/bin/env bash
 echo "$*" >> "$DENO_LOG"
@@ -28,6 +29,8 @@ interface Tree {
 async function tree(): Promise<Tree> {
   const dir = await Deno.makeTempDir({ prefix: "nixmsg-launcher-" });
   await Deno.copyFile(LAUNCHER, join(dir, "nixmsg"));
+  await Deno.mkdir(join(dir, "server"));
+  await Deno.copyFile(PERMISSIONS, join(dir, "server", "deno_permissions.txt"));
   await Deno.mkdir(join(dir, "bin"));
   await Deno.writeTextFile(join(dir, "bin", "deno"), FAKE_DENO, { mode: 0o755 });
   await Deno.mkdir(join(dir, "web", "src"), { recursive: true });
@@ -124,4 +127,105 @@ Deno.test("./nixmsg serves the previous console when a rebuild fails, and never 
   } finally {
     await Deno.remove(t.dir, { recursive: true });
   }
+});
+
+/** A copy of the launcher in a temp tree whose PATH has no deno, only `npm` doing `npmScript`. */
+async function installTree(
+  npmScript: string,
+): Promise<{ dir: string; run(): Promise<Deno.CommandOutput> }> {
+  const dir = await Deno.makeTempDir({ prefix: "nixmsg-launcher-install-" });
+  await Deno.copyFile(LAUNCHER, join(dir, "nixmsg"));
+  await Deno.mkdir(join(dir, "server"));
+  await Deno.copyFile(PERMISSIONS, join(dir, "server", "deno_permissions.txt"));
+  await Deno.mkdir(join(dir, "bin"));
+  await Deno.writeTextFile(join(dir, "bin", "npm"), `#!/usr/bin/env bash\n${npmScript}\n`, {
+    mode: 0o755,
+  });
+  return {
+    dir,
+    run: () =>
+      new Deno.Command("bash", {
+        args: [join(dir, "nixmsg"), "check-config"],
+        env: { PATH: `${join(dir, "bin")}:/usr/bin:/bin`, NIXMSG_INSTALL_TIMEOUT: "2" },
+        clearEnv: true,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).output(),
+  };
+}
+
+Deno.test("./nixmsg gives up installing Deno within its time bound when npm hangs, and says what to do", async () => {
+  // No network: npm waits on connections that never answer.
+  const t = await installTree("exec sleep 600");
+  try {
+    const started = Date.now();
+    const out = await t.run();
+    const seconds = (Date.now() - started) / 1000;
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 1, stderr);
+    // The bound is 2 s, plus at most 5 s for a kill after the TERM.
+    assert.ok(seconds < 30, `took ${seconds} s`);
+    assert.match(
+      stderr,
+      /could not install Deno 2\.9\.6 from the npm registry \(no answer within 2 s\)/,
+    );
+    assert.match(stderr, /put\s+(nixmsg: )?it on PATH/);
+  } finally {
+    await Deno.remove(t.dir, { recursive: true });
+  }
+});
+
+Deno.test("./nixmsg says so when npm cannot install Deno", async () => {
+  const t = await installTree('echo "npm ERR! code ENOTFOUND" >&2; exit 1');
+  try {
+    const out = await t.run();
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 1, stderr);
+    assert.match(stderr, /npm ERR! code ENOTFOUND/);
+    assert.match(stderr, /could not install Deno 2\.9\.6 .*\(npm install exited with status 1\)/);
+  } finally {
+    await Deno.remove(t.dir, { recursive: true });
+  }
+});
+
+const HAS_UNSHARE = Deno.uid() === 0 && (() => {
+  try {
+    return Deno.statSync("/usr/bin/unshare").isFile && Deno.statSync("/usr/bin/npm").isFile;
+  } catch {
+    return false;
+  }
+})();
+
+Deno.test({
+  name: "./nixmsg fails with its message, not a hang, when real npm has no network",
+  ignore: !HAS_UNSHARE,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "nixmsg-launcher-offline-" });
+    try {
+      await Deno.copyFile(LAUNCHER, join(dir, "nixmsg"));
+      await Deno.mkdir(join(dir, "server"));
+      await Deno.copyFile(PERMISSIONS, join(dir, "server", "deno_permissions.txt"));
+      // A network namespace with no interface up, and an empty npm cache that cannot answer.
+      const out = await new Deno.Command("unshare", {
+        args: ["-n", "bash", join(dir, "nixmsg"), "check-config"],
+        env: {
+          PATH: "/usr/bin:/bin",
+          HOME: dir,
+          npm_config_cache: join(dir, "npm-cache"),
+          NIXMSG_INSTALL_TIMEOUT: "60",
+        },
+        clearEnv: true,
+        cwd: dir,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const stderr = new TextDecoder().decode(out.stderr);
+      assert.equal(out.code, 1, stderr);
+      assert.match(stderr, /could not install Deno 2\.9\.6 from the npm registry/);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
 });

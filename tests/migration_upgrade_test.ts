@@ -21,7 +21,7 @@ Deno.test("a server upgrades a populated version-1 database, delivers what it he
   const dataDir = join(await Deno.makeTempDir({ prefix: "nixmsg-upgrade-" }), "data");
   await ensureDataDir(dataDir);
   const path = dbPath(dataDir);
-  migrate(path, { backupDir: join(dataDir, "backup"), migrations: MIGRATIONS.slice(0, 1) });
+  await migrate(path, { backupDir: join(dataDir, "backup"), migrations: MIGRATIONS.slice(0, 1) });
   const loginHash = await new PasswordPool({ params: TEST_POOL_PARAMS }).hash(PW);
   const now = Date.now();
   const v1 = openDb(path);
@@ -58,7 +58,7 @@ Deno.test("a server upgrades a populated version-1 database, delivers what it he
     assert.equal(currentVersion(check), SCHEMA_VERSION);
     check.close();
     const backups = readdirSync(join(dataDir, "backup")).filter((f) => f.startsWith("pre-"));
-    assert.equal(backups.length, 1, "the upgrade took one VACUUM INTO copy");
+    assert.equal(backups.length, 1, "the upgrade took one backup copy");
     const copy = openDb(join(dataDir, "backup", backups[0]), { readOnly: true });
     assert.equal(currentVersion(copy), 1);
     copy.close();

@@ -23,9 +23,21 @@ interface Run {
   stop(): Promise<number>;
 }
 
-async function quickstart(dir: string): Promise<Run> {
+async function quickstart(
+  dir: string,
+  args: readonly string[] = [],
+  env: Record<string, string> = {},
+): Promise<Run> {
   const child = new Deno.Command("unshare", {
-    args: ["-n", "bash", "-c", `ip link set lo up && exec bash "${LAUNCHER}" quickstart`],
+    args: [
+      "-n",
+      "bash",
+      "-c",
+      `ip link set lo up && exec bash "${LAUNCHER}" quickstart "$@"`,
+      "quickstart",
+      ...args,
+    ],
+    env,
     cwd: dir,
     stdin: "null",
     stdout: "piped",
@@ -79,7 +91,12 @@ async function quickstart(dir: string): Promise<Run> {
 }
 
 /** The HTTP status of a request to the server's port, made inside its namespace. */
-async function status(run: Run, path: string, curlArgs: string[] = []): Promise<string> {
+async function status(
+  run: Run,
+  path: string,
+  curlArgs: string[] = [],
+  origin = "http://127.0.0.1:7443",
+): Promise<string> {
   const r = await run.inside([
     "curl",
     "-s",
@@ -88,7 +105,7 @@ async function status(run: Run, path: string, curlArgs: string[] = []): Promise<
     "-w",
     "%{http_code}",
     ...curlArgs,
-    `http://127.0.0.1:7443${path}`,
+    `${origin}${path}`,
   ]);
   return r.stdout;
 }
@@ -149,4 +166,67 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
+});
+
+Deno.test({
+  name: "./nixmsg quickstart --listen serves on the address given, and NIXMSG_LISTEN does the same",
+  ignore: !HAS_NETNS,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "nixmsg-quickstart-listen-" });
+    try {
+      const first = await quickstart(dir, ["--listen", "127.0.0.1:8080"]);
+      try {
+        assert.ok(
+          first.before.some((l) =>
+            l.includes("Wrote ./config.yaml") && l.includes("127.0.0.1:8080")
+          ),
+          first.before.join("\n"),
+        );
+        assert.equal(await status(first, "/healthz", [], "http://127.0.0.1:8080"), "200");
+        assert.equal(await status(first, "/healthz"), "000", "nothing listens on :7443");
+      } finally {
+        assert.equal(await first.stop(), 0);
+      }
+      const config = await Deno.readTextFile(join(dir, "config.yaml"));
+      assert.match(config, /^listen: "127\.0\.0\.1:8080"$/m);
+
+      // An existing config.yaml: the variable overrides its `listen` for this run only.
+      const second = await quickstart(dir, [], { NIXMSG_LISTEN: "127.0.0.1:8081" });
+      try {
+        assert.ok(
+          second.before.some((l) => l.includes("Listening on 127.0.0.1:8081 (NIXMSG_LISTEN)")),
+          second.before.join("\n"),
+        );
+        assert.equal(await status(second, "/healthz", [], "http://127.0.0.1:8081"), "200");
+        assert.equal(await status(second, "/healthz", [], "http://127.0.0.1:8080"), "000");
+      } finally {
+        assert.equal(await second.stop(), 0);
+      }
+      assert.equal(
+        await Deno.readTextFile(join(dir, "config.yaml")),
+        config,
+        "config.yaml is kept",
+      );
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test("./nixmsg quickstart --listen refuses a malformed address before writing anything", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "nixmsg-quickstart-bad-" });
+  try {
+    const out = await new Deno.Command("bash", {
+      args: [LAUNCHER, "quickstart", "--listen", "8080"],
+      cwd: dir,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 2);
+    assert.match(new TextDecoder().decode(out.stderr), /--listen 8080: must be "host:port"/);
+    assert.deepEqual([...Deno.readDirSync(dir)], [], "no config.yaml, no data");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

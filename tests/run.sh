@@ -90,6 +90,8 @@ check "vue-tsc" bash -c "cd web && '$DENO' task typecheck"
 
 suite "web unit tests" '^[a-zA-Z]+ \| ([0-9]+) passed.*$' '.*\| ([0-9]+) failed.*$' \
   bash -c "cd web && '$DENO' task test"
+# permissions: not the shipped command: the test runner spawns servers, clients, prlimit and chromium and
+# reads /proc; every server or CLI it starts runs with the shipped set (tests/permissions_test.ts).
 suite "server tests" '^[a-zA-Z]+ \| ([0-9]+) passed.*$' '.*\| ([0-9]+) failed.*$' \
   env DENO_JOBS="${DENO_JOBS:-2}" "$DENO" test --allow-all --frozen --parallel server/ tests/
 

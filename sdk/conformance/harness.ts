@@ -14,6 +14,7 @@
  */
 import { join } from "node:path";
 import { stringify } from "yaml";
+import { DENO_PERMISSIONS } from "../../scripts/deno_permissions.ts";
 import { AdminClient, type Command } from "./_admin.ts";
 import { isToxiCommand, ToxiproxyRunner } from "./_toxiproxy.ts";
 
@@ -72,11 +73,12 @@ function merge(config: Record<string, unknown>, path: string[], value: unknown):
   node[path[path.length - 1]] = value;
 }
 
+/** `deno run` with the shipped permissions (server/deno_permissions.txt), as `./nixmsg` runs. */
 function denoArgs(args: string[]): string[] {
   return [
     "run",
     "--quiet",
-    "--allow-all",
+    ...DENO_PERMISSIONS,
     "--frozen",
     "--config",
     join(ROOT, "deno.json"),

@@ -70,6 +70,7 @@ func startHarness(extra ...string) (*harness, error) {
 	if err != nil {
 		return nil, err
 	}
+	// permissions: not the shipped command: the conformance harness spawns the server (with the shipped set) and toxiproxy.
 	args := append([]string{
 		"run", "--quiet", "--allow-all", "--frozen", "--config", filepath.Join(root, "deno.json"),
 		filepath.Join(root, "sdk/conformance/harness.ts"), "--prefix", fmt.Sprintf("go%dx", os.Getpid()),

@@ -32,6 +32,7 @@ func startTSPeer(t *testing.T, url string, ep endpointInfo) *tsPeer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// permissions: not the shipped command: a TypeScript SDK client, not the server.
 	cmd := exec.Command(deno, "run", "--quiet", "--allow-all", "--frozen", "--config",
 		filepath.Join(root, "deno.json"), filepath.Join(root, "sdk/go/testdata/ts_peer.ts"), url, ep.ID, ep.Password)
 	cmd.Stderr = os.Stderr

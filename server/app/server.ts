@@ -107,7 +107,7 @@ async function startLocked(
   opts: ServerOptions,
 ): Promise<RunningServer> {
   const path = dbPath(config.data_dir);
-  const mig = migrate(path, { backupDir: join(config.data_dir, "backup"), log });
+  const mig = await migrate(path, { backupDir: join(config.data_dir, "backup"), log });
   if (mig.from !== mig.to) log.info("database migrated", { from: mig.from, to: mig.to });
 
   const reader = openReader(path);

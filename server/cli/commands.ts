@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { loadConfig } from "../config/config.ts";
+import { ConfigError, DEFAULT_CONFIG, loadConfig, validateConfig } from "../config/config.ts";
 import type { Config } from "../config/types.ts";
 import { Logger } from "../log/log.ts";
 import { startServer, StartupError } from "../app/server.ts";
@@ -35,6 +35,9 @@ export interface Command {
 
 const ADMIN_PASSWORD_LENGTH = 20; // spec 8
 
+/** `quickstart --listen` can also come from this environment variable. */
+const LISTEN_ENV = "NIXMSG_LISTEN";
+
 async function configOrExit(io: Io): Promise<Config | null> {
   try {
     const { config } = await loadConfig(Deno.env.toObject());
@@ -49,7 +52,7 @@ async function configOrExit(io: Io): Promise<Config | null> {
 async function openMigrated(config: Config): Promise<ReturnType<typeof openDb>> {
   await ensureDataDir(config.data_dir);
   const path = dbPath(config.data_dir);
-  migrate(path, { backupDir: join(config.data_dir, "backup") });
+  await migrate(path, { backupDir: join(config.data_dir, "backup") });
   return openDb(path, { synchronous: config.sqlite_synchronous });
 }
 
@@ -104,6 +107,38 @@ async function adminInit(config: Config, io: Io): Promise<number> {
   return 0;
 }
 
+/** Runs the server on `config` until SIGINT or SIGTERM; `serve` and `quickstart` end here. */
+async function serveWith(config: Config, io: Io): Promise<number> {
+  const selfCheck = await argon2SelfCheck(new PasswordPool({ size: 1 }));
+  if (selfCheck) {
+    io.err(selfCheck);
+    return 1;
+  }
+  const log = new Logger(config.log.level);
+  // issue 10: no error from one broken peer may end the process.
+  const uninstall = installCrashGuard(log);
+  // Listened for before serving: a SIGTERM right after "nixmsg serving" (or during start-up)
+  // still shuts down in order (spec 7.8) instead of ending the process with status 143.
+  const signal = stopSignal();
+  try {
+    const server = await startServer(config, log);
+    await signal.received;
+    await server.close();
+    return 0;
+  } catch (err) {
+    if (err instanceof StartupError) {
+      io.err(err.message);
+      return 1;
+    }
+    log.error("startup failed", { error: (err as Error).message });
+    io.err(`Cannot start: ${(err as Error).message}`);
+    return 1;
+  } finally {
+    signal.cancel();
+    uninstall();
+  }
+}
+
 export const commands: Record<string, Command> = {
   serve: {
     usage: "nixmsg serve",
@@ -113,58 +148,52 @@ export const commands: Record<string, Command> = {
     async run(_args, io) {
       const config = await configOrExit(io);
       if (!config) return 1;
-      const selfCheck = await argon2SelfCheck(new PasswordPool({ size: 1 }));
-      if (selfCheck) {
-        io.err(selfCheck);
-        return 1;
-      }
-      const log = new Logger(config.log.level);
-      // issue 10: no error from one broken peer may end the process.
-      const uninstall = installCrashGuard(log);
-      // Listened for before serving: a SIGTERM right after "nixmsg serving" (or during start-up)
-      // still shuts down in order (spec 7.8) instead of ending the process with status 143.
-      const signal = stopSignal();
-      try {
-        const server = await startServer(config, log);
-        await signal.received;
-        await server.close();
-        return 0;
-      } catch (err) {
-        if (err instanceof StartupError) {
-          io.err(err.message);
-          return 1;
-        }
-        log.error("startup failed", { error: (err as Error).message });
-        io.err(`Cannot start: ${(err as Error).message}`);
-        return 1;
-      } finally {
-        signal.cancel();
-        uninstall();
-      }
+      return await serveWith(config, io);
     },
   },
   quickstart: {
-    usage: "nixmsg quickstart",
+    usage: "nixmsg quickstart [--listen HOST:PORT]",
     summary: "Create config.yaml and the admin password if missing, then serve",
     help: "For a first run: writes ./config.yaml from the built-in defaults when no config file\n" +
       "exists, creates the admin password (printed once) when the database has none, then\n" +
-      "starts the server exactly like `nixmsg serve`.",
+      "starts the server exactly like `nixmsg serve`.\n" +
+      "The default listens on :7443, every interface, in plaintext, with the admin console.\n" +
+      "  --listen HOST:PORT   where to listen instead, e.g. 127.0.0.1:8080 (also the\n" +
+      `                       ${LISTEN_ENV} environment variable; the option wins). It goes\n` +
+      "                       into a new config.yaml, and overrides an existing one's `listen`\n" +
+      "                       for this run.",
     async run(args, io) {
+      const listen = args.options.get("listen") ?? Deno.env.get(LISTEN_ENV) ?? "";
+      const source = args.options.has("listen") ? "--listen" : LISTEN_ENV;
+      if (listen !== "") {
+        const problem = listenProblem(listen);
+        if (problem !== null) throw new UsageError(`${source} ${listen}: ${problem}`);
+      }
       const { path, found } = await loadConfig(Deno.env.toObject()).catch(() => ({
         path: "",
         found: true,
       }));
       if (!found && path) {
-        await Deno.writeTextFile(path, DEFAULT_CONFIG_YAML);
-        io.out(`Wrote ${path} with the default settings (plaintext on port 7443).`);
+        const where = listen === "" ? DEFAULT_CONFIG.listen : listen;
+        await Deno.writeTextFile(path, defaultConfigYaml(where));
+        io.out(`Wrote ${path} with the default settings (plaintext on ${where}).`);
       }
-      const config = await configOrExit(io);
+      let config = await configOrExit(io);
       if (!config) return 1;
+      if (listen !== "" && listen !== config.listen) {
+        io.out(`Listening on ${listen} (${source}) instead of ${config.listen} from ${path}.`);
+        try {
+          config = validateConfig({ ...config, listen });
+        } catch (err) {
+          io.err(`Invalid configuration:\n${(err as Error).message}`);
+          return 1;
+        }
+      }
       if (!(await adminInitialized(config))) {
         const code = await adminInit(config, io);
         if (code !== 0) return code;
       }
-      return commands.serve.run(args, io);
+      return await serveWith(config, io);
     },
   },
   "admin init": {
@@ -210,7 +239,7 @@ export const commands: Record<string, Command> = {
   },
   backup: {
     usage: "nixmsg backup --out FILE",
-    summary: "Copy the live database to FILE (VACUUM INTO)",
+    summary: "Copy the live database to FILE (SQLite online backup)",
     help: "Writes a consistent copy of the database to FILE. Safe while `nixmsg serve` runs.\n" +
       "The copy holds undelivered message bodies: keep it as sensitive data.",
     async run(args, io) {
@@ -219,7 +248,7 @@ export const commands: Record<string, Command> = {
       const config = await configOrExit(io);
       if (!config) return 1;
       try {
-        backupDatabase(dbPath(config.data_dir), out);
+        await backupDatabase(dbPath(config.data_dir), out);
       } catch (err) {
         io.err(`Backup failed: ${(err as Error).message}`);
         return 1;
@@ -270,14 +299,27 @@ export const commands: Record<string, Command> = {
   },
 };
 
-/** The config.yaml that `quickstart` writes: defaults, plaintext, data in ./data. */
-const DEFAULT_CONFIG_YAML = `# NixMsg configuration written by \`nixmsg quickstart\`.
+/** The config.yaml that `quickstart` writes: defaults, plaintext on `listen`, data in ./data. */
+function defaultConfigYaml(listen: string): string {
+  return `# NixMsg configuration written by \`nixmsg quickstart\`.
 # Every key and its default is documented in deploy/config.example.yaml.
-listen: ":7443"
+listen: ${JSON.stringify(listen)}
 data_dir: "./data"
 log:
   level: info
 `;
+}
+
+/** Why `listen` is not a valid listen address, or null. */
+function listenProblem(listen: string): string | null {
+  try {
+    validateConfig({ listen });
+    return null;
+  } catch (err) {
+    if (err instanceof ConfigError) return err.issues.map((i) => i.reason).join("; ");
+    throw err;
+  }
+}
 
 /** SIGINT or SIGTERM, listened for from the call on; `cancel` removes the listeners. */
 function stopSignal(): { received: Promise<void>; cancel(): void } {

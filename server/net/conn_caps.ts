@@ -3,9 +3,8 @@
  *
  * Every accepted TCP connection holds a file descriptor. Without caps, one address could take
  * them all and the server could no longer accept anything. The defaults are derived from the
- * open-files limit read at start, keeping headroom for the database, workers and files.
+ * open-files limit read at start (./open_files_limit.ts), keeping headroom for the database, workers and files.
  */
-import { readFileSync } from "node:fs";
 import type { LimitsConfig } from "../config/types.ts";
 import type { Logger } from "../log/log.ts";
 import { countClosedConnection, setOpenConnections } from "../metrics/metrics.ts";
@@ -20,28 +19,8 @@ export interface ConnCaps {
   readonly warnings: readonly string[];
 }
 
-/** Used when the open-files limit cannot be read (not Linux) or is unlimited. */
+/** Used when the open-files limit cannot be read (not Linux or macOS) or is unlimited. */
 const FALLBACK_TOTAL = 10_000;
-
-/**
- * The soft open-files limit from `/proc/self/limits`, or null when unknown or unlimited.
- *
- * @example
- * readOpenFilesLimit(); // 1024 under the usual systemd soft limit
- */
-export function readOpenFilesLimit(text?: string): number | null {
-  let limits = text;
-  if (limits === undefined) {
-    try {
-      limits = readFileSync("/proc/self/limits", "utf8");
-    } catch {
-      return null;
-    }
-  }
-  const m = /^Max open files\s+(\d+|unlimited)\s/m.exec(limits);
-  if (m === null || m[1] === "unlimited") return null;
-  return Number(m[1]);
-}
 
 /** Descriptors kept free for everything that is not a connection. */
 export function headroom(fdLimit: number): number {

@@ -1,23 +1,9 @@
 import assert from "node:assert/strict";
 import { WebSocket } from "ws";
 import { memoryLog } from "./_test_util.ts";
-import { ConnLimiter, readOpenFilesLimit, resolveConnCaps } from "./conn_caps.ts";
+import { ConnLimiter, resolveConnCaps } from "./conn_caps.ts";
 import { withListeners } from "./_listener_harness.ts";
 import { closeOf, connectTcp, fetchHttp, within } from "./_test_util.ts";
-
-const LIMITS = `Limit                     Soft Limit           Hard Limit           Units
-Max cpu time              unlimited            unlimited            seconds
-Max open files            1024                 524288               files
-`;
-
-Deno.test("readOpenFilesLimit reads the soft limit, and null when unlimited or unknown", () => {
-  assert.equal(readOpenFilesLimit(LIMITS), 1024);
-  assert.equal(readOpenFilesLimit(LIMITS.replace("1024  ", "unlimited")), null);
-  assert.equal(readOpenFilesLimit("nothing here"), null);
-  // This machine's own limit is a positive number (Linux).
-  const own = readOpenFilesLimit();
-  assert.ok(own === null || own > 0);
-});
 
 Deno.test("resolveConnCaps keeps headroom below the descriptor limit", () => {
   const d = { max_connections: 0, max_connections_per_ip: 0, max_clients: 2000 };

@@ -15,7 +15,8 @@ import type { Logger } from "../log/log.ts";
 import { formatHostPort, type HostPort, parseListenAddress, writeAddressFile } from "./address.ts";
 import { Acceptor } from "./acceptor.ts";
 import { isTrustedProxy, parseTrustedProxies, peerInfo, type TrustedProxies } from "./client_ip.ts";
-import { ConnLimiter, readOpenFilesLimit, resolveConnCaps } from "./conn_caps.ts";
+import { ConnLimiter, resolveConnCaps } from "./conn_caps.ts";
+import { readOpenFilesLimit } from "./open_files_limit.ts";
 import { type ConnFacts, dispatchConnection, type DispatchSettings } from "./dispatch.ts";
 import { HttpGuard } from "./http_guard.ts";
 import { normalizeIp, parseIp } from "./ip.ts";
@@ -234,7 +235,13 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
   } else {
     log.warn("No TLS certificate configured: serving plaintext only");
   }
-  const caps = resolveConnCaps(config.limits, readOpenFilesLimit());
+  const fdLimit = readOpenFilesLimit();
+  if (fdLimit.problem !== null) {
+    log.warn("Cannot read the open-files limit; connection caps use the fallback", {
+      reason: fdLimit.problem,
+    });
+  }
+  const caps = resolveConnCaps(config.limits, fdLimit.soft);
   log.info("Connection caps", {
     open_files_limit: caps.fdLimit,
     max_connections: caps.total,

@@ -9,7 +9,7 @@ Deno.test("backupDatabase() copies a consistent database while the writer is wri
   const dir = await Deno.makeTempDir({ prefix: "nixmsg-backup-" });
   const path = join(dir, "nixmsg.db");
   const out = join(dir, "copy.db");
-  migrate(path, { backupDir: join(dir, "backup") });
+  await migrate(path, { backupDir: join(dir, "backup") });
   const writer = await Writer.start({ path, synchronous: "NORMAL" });
   let writing = true;
   let written = 0;
@@ -31,7 +31,7 @@ Deno.test("backupDatabase() copies a consistent database while the writer is wri
         resolve();
       });
     });
-    backupDatabase(path, out);
+    await backupDatabase(path, out);
     writing = false;
     await load;
 
@@ -39,6 +39,10 @@ Deno.test("backupDatabase() copies a consistent database while the writer is wri
     try {
       assert.deepEqual({ ...(copy.prepare("PRAGMA integrity_check").get() as object) }, {
         integrity_check: "ok",
+      });
+      // One file that opens on its own: a rollback journal, no -wal beside it.
+      assert.deepEqual({ ...(copy.prepare("PRAGMA journal_mode").get() as object) }, {
+        journal_mode: "delete",
       });
       assert.equal(currentVersion(copy), SCHEMA_VERSION);
       const n = (copy.prepare("SELECT count(*) AS n FROM settings").get() as { n: number }).n;
@@ -61,11 +65,14 @@ Deno.test("backupDatabase() refuses to overwrite an existing file", async () => 
   const path = join(dir, "nixmsg.db");
   const out = join(dir, "copy.db");
   try {
-    migrate(path, { backupDir: join(dir, "backup") });
+    await migrate(path, { backupDir: join(dir, "backup") });
     await Deno.writeTextFile(out, "keep me");
-    assert.throws(() => backupDatabase(path, out), /Backup file already exists/);
+    await assert.rejects(() => backupDatabase(path, out), /Backup file already exists/);
     assert.equal(await Deno.readTextFile(out), "keep me");
-    assert.throws(() => backupDatabase(join(dir, "missing.db"), join(dir, "b.db")), /not found/);
+    await assert.rejects(
+      () => backupDatabase(join(dir, "missing.db"), join(dir, "b.db")),
+      /not found/,
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

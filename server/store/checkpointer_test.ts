@@ -7,7 +7,7 @@ import { Writer } from "./writer.ts";
 Deno.test("the checkpointer copies committed WAL frames into the database file beside the writer", async () => {
   const dir = await Deno.makeTempDir();
   const path = join(dir, "nixmsg.db");
-  migrate(path, { backupDir: join(dir, "backup") });
+  await migrate(path, { backupDir: join(dir, "backup") });
   const writer = await Writer.start({ path, synchronous: "FULL" });
   const cp = Checkpointer.start(path, "FULL", 20);
   try {

@@ -1,5 +1,5 @@
 // Migration 2 (issue 10 item 7): messages.seq and receipts.receipt_id become AUTOINCREMENT. A
-// populated version-1 database is copied with VACUUM INTO first, upgrades with every row intact,
+// populated version-1 database is copied (SQLite backup API) first, upgrades with every row intact,
 // and never hands out an id again, not even one deleted before the upgrade.
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -35,11 +35,11 @@ function maxId(db: DatabaseSync, sql: string): number {
 }
 
 /** A version-1 database with endpoints, messages (with bodies and deliveries) and receipts. */
-function populatedV1(
+async function populatedV1(
   path: string,
   backupDir: string,
-): { deletedSeq: number; deletedReceipt: number } {
-  migrate(path, { backupDir, migrations: MIGRATIONS.slice(0, 1), now: T0 });
+): Promise<{ deletedSeq: number; deletedReceipt: number }> {
+  await migrate(path, { backupDir, migrations: MIGRATIONS.slice(0, 1), now: T0 });
   const db = openDb(path);
   try {
     resetOpsContext();
@@ -74,7 +74,7 @@ Deno.test("a populated version-1 database is backed up, upgraded with its rows i
   try {
     const path = join(dir, "nixmsg.db");
     const backupDir = join(dir, "backup");
-    const { deletedSeq, deletedReceipt } = populatedV1(path, backupDir);
+    const { deletedSeq, deletedReceipt } = await populatedV1(path, backupDir);
     const before = (() => {
       const db = openDb(path, { readOnly: true });
       try {
@@ -87,12 +87,12 @@ Deno.test("a populated version-1 database is backed up, upgraded with its rows i
     assert.equal(before.receipts.length, 2);
     assert.equal(before.deliveries.length, 5);
 
-    const result = migrate(path, { backupDir, now: T0 + 1000 });
+    const result = await migrate(path, { backupDir, now: T0 + 1000 });
     assert.equal(result.from, 1);
     assert.equal(result.to, SCHEMA_VERSION);
     assert.ok(result.backupPath !== null, "an upgrade takes a backup first");
 
-    // The VACUUM INTO copy is the version-1 database as it was, complete.
+    // The backup copy is the version-1 database as it was, complete.
     const backup = openDb(result.backupPath!, { readOnly: true });
     try {
       assert.equal(currentVersion(backup), 1);
@@ -150,7 +150,7 @@ Deno.test("a new database starts message seq and receipt ids at 1", async () => 
   const dir = await Deno.makeTempDir({ prefix: "nixmsg-m2-" });
   try {
     const path = join(dir, "nixmsg.db");
-    migrate(path, { backupDir: join(dir, "backup") });
+    await migrate(path, { backupDir: join(dir, "backup") });
     const db = openDb(path);
     try {
       resetOpsContext();

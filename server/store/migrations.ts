@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
 import type { Logger } from "../log/log.ts";
 import { openDb } from "./db.ts";
+import { copyDatabase } from "./backup.ts";
 import { crashPoint } from "../config/crash_point.ts";
 import { SCHEMA_V1_SQL } from "./schema_v1.ts";
 import { SCHEMA_V2_SQL } from "./schema_v2.ts";
@@ -86,14 +87,13 @@ const SQL_HAS_MIGRATIONS_TABLE =
 const SQL_CURRENT_VERSION = "SELECT coalesce(max(version), 0) AS version FROM schema_migrations";
 const SQL_COUNT_OBJECTS = "SELECT count(*) AS n FROM sqlite_master";
 const SQL_INSERT_VERSION = "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)";
-const SQL_VACUUM_INTO = "VACUUM INTO ?";
 const SQL_FOREIGN_KEY_CHECK = "PRAGMA foreign_key_check";
 
 /**
  * Brings the database at `dbPath` up to the newest version in `migrations`.
  *
  * - A new, empty database is migrated without a backup.
- * - An existing database with pending migrations is first copied with `VACUUM INTO` to
+ * - An existing database with pending migrations is first copied (SQLite's backup API) to
  *   `<backupDir>/pre-migrate-<yyyymmddThhmmssZ>.db` (spec 7.7).
  * - A database newer than this build is refused.
  * - All pending migrations run in one transaction, each with its `schema_migrations` row, so a
@@ -102,10 +102,10 @@ const SQL_FOREIGN_KEY_CHECK = "PRAGMA foreign_key_check";
  * @throws {MigrationError} when the database is too new or a migration fails.
  * @example
  * ```ts
- * const { from, to } = migrate("data/nixmsg.db", { backupDir: "data/backup" });
+ * const { from, to } = await migrate("data/nixmsg.db", { backupDir: "data/backup" });
  * ```
  */
-export function migrate(dbPath: string, opts: MigrateOptions): MigrateResult {
+export async function migrate(dbPath: string, opts: MigrateOptions): Promise<MigrateResult> {
   const migrations = opts.migrations ?? MIGRATIONS;
   checkOrder(migrations);
   const target = migrations.length === 0 ? 0 : migrations[migrations.length - 1].version;
@@ -123,7 +123,7 @@ export function migrate(dbPath: string, opts: MigrateOptions): MigrateResult {
     if (pending.length === 0) return { from, to: from, backupPath: null };
 
     const empty = (db.prepare(SQL_COUNT_OBJECTS).get() as { n: number }).n === 0;
-    const backupPath = empty ? null : backup(db, opts.backupDir, now);
+    const backupPath = empty ? null : await backup(db, opts.backupDir, now);
     applyAll(db, pending, now);
     opts.log?.info("Database migrated", { from, to: target, backup: backupPath });
     return { from, to: target, backupPath };
@@ -153,14 +153,14 @@ function checkOrder(migrations: readonly Migration[]): void {
   }
 }
 
-function backup(db: DatabaseSync, backupDir: string, now: number): string {
+async function backup(db: DatabaseSync, backupDir: string, now: number): Promise<string> {
   mkdirSync(backupDir, { recursive: true });
   const base = join(backupDir, `pre-migrate-${backupTimestamp(now)}`);
-  // Two upgrades within one second must not collide: VACUUM INTO refuses existing files.
+  // Two upgrades within one second must not collide, nor overwrite an earlier copy.
   let path = `${base}.db`;
   for (let n = 1; existsSync(path); n++) path = `${base}-${n}.db`;
   try {
-    db.prepare(SQL_VACUUM_INTO).run(path);
+    await copyDatabase(db, path);
   } catch (err) {
     throw new MigrationError(`Backup before migration failed: ${messageOf(err)}`, { cause: err });
   }

@@ -78,9 +78,9 @@ function readDb<T>(path: string, fn: (db: DatabaseSync) => T): T {
 }
 
 Deno.test("a new database gets every table and index of spec 7.7 without a backup", () =>
-  withDir((dir) => {
+  withDir(async (dir) => {
     const path = join(dir, "nixmsg.db");
-    const result = migrate(path, { backupDir: join(dir, "backup"), now: NOW });
+    const result = await migrate(path, { backupDir: join(dir, "backup"), now: NOW });
     assert.deepEqual(result, { from: 0, to: 5, backupPath: null });
     assert.equal(SCHEMA_VERSION, 5);
     assert.equal(MIGRATIONS.length, 5);
@@ -103,24 +103,24 @@ Deno.test("a new database gets every table and index of spec 7.7 without a backu
   }));
 
 Deno.test("an up-to-date database is left alone", () =>
-  withDir((dir) => {
+  withDir(async (dir) => {
     const path = join(dir, "nixmsg.db");
-    migrate(path, { backupDir: join(dir, "backup"), now: NOW });
-    const again = migrate(path, { backupDir: join(dir, "backup"), now: NOW + 1 });
+    await migrate(path, { backupDir: join(dir, "backup"), now: NOW });
+    const again = await migrate(path, { backupDir: join(dir, "backup"), now: NOW + 1 });
     assert.deepEqual(again, { from: 5, to: 5, backupPath: null });
     assert.equal(existsSync(join(dir, "backup")), false);
   }));
 
 Deno.test("an upgrade first copies the old database to backup/pre-migrate-<time>.db", () =>
-  withDir((dir) => {
+  withDir(async (dir) => {
     const path = join(dir, "nixmsg.db");
     const backupDir = join(dir, "backup");
-    migrate(path, { backupDir, now: NOW, migrations: V1_ONLY });
+    await migrate(path, { backupDir, now: NOW, migrations: V1_ONLY });
     const db = openDb(path);
     db.exec("INSERT INTO settings (key, value, updated_at) VALUES ('registration_code', 'c', 1)");
     db.close();
 
-    const result = migrate(path, { backupDir, now: NOW, migrations: [...V1_ONLY, V2] });
+    const result = await migrate(path, { backupDir, now: NOW, migrations: [...V1_ONLY, V2] });
     const backupPath = join(backupDir, "pre-migrate-20261129T211500Z.db");
     assert.deepEqual(result, { from: 1, to: 2, backupPath });
     readDb(path, (db) => {
@@ -136,26 +136,26 @@ Deno.test("an upgrade first copies the old database to backup/pre-migrate-<time>
   }));
 
 Deno.test("two upgrades in the same second get distinct backup files", () =>
-  withDir((dir) => {
+  withDir(async (dir) => {
     const path = join(dir, "nixmsg.db");
     const backupDir = join(dir, "backup");
-    migrate(path, { backupDir, now: NOW, migrations: V1_ONLY });
-    const first = migrate(path, { backupDir, now: NOW, migrations: [...V1_ONLY, V2] });
+    await migrate(path, { backupDir, now: NOW, migrations: V1_ONLY });
+    const first = await migrate(path, { backupDir, now: NOW, migrations: [...V1_ONLY, V2] });
     const v3 = { version: 3, name: "more", sql: "CREATE TABLE more (x INTEGER)" };
-    const second = migrate(path, { backupDir, now: NOW, migrations: [...V1_ONLY, V2, v3] });
+    const second = await migrate(path, { backupDir, now: NOW, migrations: [...V1_ONLY, V2, v3] });
     assert.equal(first.backupPath, join(backupDir, "pre-migrate-20261129T211500Z.db"));
     assert.equal(second.backupPath, join(backupDir, "pre-migrate-20261129T211500Z-1.db"));
     assert.equal(readDb(second.backupPath!, currentVersion), 2);
   }));
 
 Deno.test("a database newer than this build is refused", () =>
-  withDir((dir) => {
+  withDir(async (dir) => {
     const path = join(dir, "nixmsg.db");
-    migrate(path, { backupDir: join(dir, "backup"), now: NOW });
+    await migrate(path, { backupDir: join(dir, "backup"), now: NOW });
     const db = openDb(path);
     db.exec("INSERT INTO schema_migrations (version, applied_at) VALUES (99, 0)");
     db.close();
-    assert.throws(
+    await assert.rejects(
       () => migrate(path, { backupDir: join(dir, "backup") }),
       (err: unknown) =>
         err instanceof MigrationError &&
@@ -166,17 +166,17 @@ Deno.test("a database newer than this build is refused", () =>
   }));
 
 Deno.test("a failing migration leaves the database at its old version and usable", () =>
-  withDir((dir) => {
+  withDir(async (dir) => {
     const path = join(dir, "nixmsg.db");
     const backupDir = join(dir, "backup");
-    migrate(path, { backupDir, now: NOW, migrations: V1_ONLY });
+    await migrate(path, { backupDir, now: NOW, migrations: V1_ONLY });
     const broken: Migration = {
       version: 2,
       name: "broken",
       // The first statement succeeds; the second fails, so the rollback must undo the first.
       sql: "CREATE TABLE half (x INTEGER); ALTER TABLE missing ADD COLUMN y INTEGER",
     };
-    assert.throws(
+    await assert.rejects(
       () => migrate(path, { backupDir, now: NOW, migrations: [...V1_ONLY, broken] }),
       (err: unknown) =>
         err instanceof MigrationError && /^Migration 2 \(broken\) failed: /.test(err.message),
@@ -191,12 +191,12 @@ Deno.test("a failing migration leaves the database at its old version and usable
       db.close();
     }
     // A fixed build migrates the same database normally afterwards.
-    assert.equal(migrate(path, { backupDir, migrations: [...V1_ONLY, V2] }).to, 2);
+    assert.equal((await migrate(path, { backupDir, migrations: [...V1_ONLY, V2] })).to, 2);
   }));
 
 Deno.test("migrations out of order are refused", () =>
-  withDir((dir) => {
-    assert.throws(
+  withDir(async (dir) => {
+    await assert.rejects(
       () => migrate(join(dir, "x.db"), { backupDir: dir, migrations: [V2, MIGRATIONS[0]] }),
       /Migration 1 \(initial schema\) is out of order/,
     );

@@ -34,11 +34,11 @@ function sourceFiles(dir: string, out: string[] = []): string[] {
   return out;
 }
 
-Deno.test("statements search the index meant for them, never every pending delivery", () => {
+Deno.test("statements search the index meant for them, never every pending delivery", async () => {
   const dir = Deno.makeTempDirSync();
   try {
     const path = join(dir, "plans.db");
-    migrate(path, { backupDir: join(dir, "backup") });
+    await migrate(path, { backupDir: join(dir, "backup") });
     const db = new DatabaseSync(path);
     const bad: string[] = [];
     const found = new Set<string>();

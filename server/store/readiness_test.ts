@@ -8,7 +8,7 @@ import { Writer } from "./writer.ts";
 async function withWriter(fn: (writer: Writer, path: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "nixmsg-ready-" });
   const path = join(dir, "nixmsg.db");
-  migrate(path, { backupDir: join(dir, "backup") });
+  await migrate(path, { backupDir: join(dir, "backup") });
   const writer = await Writer.start({ path });
   try {
     await fn(writer, path);

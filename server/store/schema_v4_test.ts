@@ -119,7 +119,11 @@ Deno.test("migration 4 counts what a version-3 database already holds", async ()
   const dir = await Deno.makeTempDir({ prefix: "nixmsg-v4-" });
   try {
     const path = join(dir, "nixmsg.db");
-    migrate(path, { backupDir: join(dir, "backup"), migrations: MIGRATIONS.slice(0, 3), now: T0 });
+    await migrate(path, {
+      backupDir: join(dir, "backup"),
+      migrations: MIGRATIONS.slice(0, 3),
+      now: T0,
+    });
     const db = openDb(path);
     try {
       // Version 3 has no counters: fill it as a build without quotas would.
@@ -133,7 +137,7 @@ Deno.test("migration 4 counts what a version-3 database already holds", async ()
     } finally {
       db.close();
     }
-    const result = migrate(path, {
+    const result = await migrate(path, {
       backupDir: join(dir, "backup"),
       migrations: MIGRATIONS.slice(0, 4),
       now: T0 + 1,

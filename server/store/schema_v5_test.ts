@@ -57,7 +57,11 @@ Deno.test("migration 5 keeps only the rows their queries read in five indexes", 
   const dir = await Deno.makeTempDir({ prefix: "nixmsg-v5-" });
   try {
     const path = join(dir, "nixmsg.db");
-    migrate(path, { backupDir: join(dir, "backup"), migrations: MIGRATIONS.slice(0, 4), now: T0 });
+    await migrate(path, {
+      backupDir: join(dir, "backup"),
+      migrations: MIGRATIONS.slice(0, 4),
+      now: T0,
+    });
     let db = openDb(path);
     try {
       configure(db, { maxPendingPerSender: 0, maxPendingPerReceiver: 0 }, T0);
@@ -75,7 +79,7 @@ Deno.test("migration 5 keeps only the rows their queries read in five indexes", 
       db.close();
     }
 
-    const result = migrate(path, { backupDir: join(dir, "backup"), now: T0 + 1 });
+    const result = await migrate(path, { backupDir: join(dir, "backup"), now: T0 + 1 });
     assert.deepEqual({ from: result.from, to: result.to }, { from: 4, to: 5 });
     db = openDb(path);
     try {

@@ -20,7 +20,7 @@ interface Fixture {
 async function fixture(opts: Partial<WriterOptions> = {}): Promise<Fixture> {
   const dir = await Deno.makeTempDir({ prefix: "nixmsg-writer-" });
   const path = join(dir, "nixmsg.db");
-  migrate(path, { backupDir: join(dir, "backup") });
+  await migrate(path, { backupDir: join(dir, "backup") });
   const writer = await Writer.start<TestOps>({ path, opsModule: TEST_OPS, ...opts });
   const reader = openReader(path);
   return {
@@ -230,7 +230,7 @@ Deno.test("an unknown op is rejected with busy", async () => {
 Deno.test("the built-in registry serves settings ops", async () => {
   const dir = await Deno.makeTempDir({ prefix: "nixmsg-writer-" });
   const path = join(dir, "nixmsg.db");
-  migrate(path, { backupDir: join(dir, "backup") });
+  await migrate(path, { backupDir: join(dir, "backup") });
   const writer = await Writer.start({ path, synchronous: "NORMAL", clock: () => 42 });
   const reader = openReader(path);
   try {

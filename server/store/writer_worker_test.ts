@@ -29,7 +29,7 @@ function init(path: string, extra: Partial<InitMessage> = {}): InitMessage {
 Deno.test("the writer worker answers init with ready, batches with results, close with closed", async () => {
   const dir = await Deno.makeTempDir({ prefix: "nixmsg-worker-" });
   const path = join(dir, "nixmsg.db");
-  migrate(path, { backupDir: join(dir, "backup") });
+  await migrate(path, { backupDir: join(dir, "backup") });
   const { worker, next, send } = startRaw();
   try {
     send(init(path, { maxWaitMs: 10_000 }));

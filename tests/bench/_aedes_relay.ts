@@ -43,6 +43,7 @@ async function connect(url: string, id: string): Promise<MqttClient> {
 
 /** Runs the relay process, drives `shape` through it for `shape.seconds` and stops it. */
 export async function runAedesRelay(shape: RelayShape): Promise<RelayResult> {
+  // permissions: not the shipped command: a bare aedes relay, the benchmark's peer, not NixMsg.
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", new URL("./aedes_relay_server.ts", import.meta.url).pathname],
     stdout: "piped",

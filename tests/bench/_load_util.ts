@@ -1,6 +1,7 @@
 // Helpers of the messaging load benchmark: a `nixmsg serve` child process with endpoints written
 // into its database beforehand, /proc sampling of that child, and a lean protocol client.
 import { join } from "node:path";
+import { DENO_PERMISSIONS } from "../../scripts/deno_permissions.ts";
 import mqtt, { type MqttClient } from "mqtt";
 import { tuneStream } from "../../sdk/ts/src/transport.ts";
 import { makeTestHome, runCli, type TestHome } from "../helpers/server_process.ts";
@@ -65,7 +66,7 @@ export async function prepareHome(
     "server/store/ops/endpoints.ts",
   );
   const path = dbPath(home.dataDir);
-  migrate(path, { backupDir: join(home.dataDir, "backup") });
+  await migrate(path, { backupDir: join(home.dataDir, "backup") });
   const hash = await new PasswordPool({ params }).hash(password);
   const db = openDb(path);
   try {
@@ -149,7 +150,7 @@ export async function startChildServer(
       ...(wrap.length > 0 ? [Deno.execPath()] : []),
       "run",
       "--quiet",
-      "--allow-all",
+      ...DENO_PERMISSIONS,
       // NIXMSG_BENCH_INSPECT=host:port opens the V8 inspector there, for cpu_profile.ts.
       ...(Deno.env.get("NIXMSG_BENCH_INSPECT")
         ? [`--inspect=${Deno.env.get("NIXMSG_BENCH_INSPECT")}`]

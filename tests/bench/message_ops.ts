@@ -63,7 +63,7 @@ async function bench(root: string, label: string): Promise<Bench> {
   const { configure, connected } = await mod("server/store/ops/context.ts");
   const dir = await Deno.makeTempDir({ prefix: "nixmsg-ops-" });
   const path = join(dir, "nixmsg.db");
-  migrate(path, { backupDir: join(dir, "backup") });
+  await migrate(path, { backupDir: join(dir, "backup") });
   const db = new DatabaseSync(path);
   // As the server's openDb sets them (secure_delete per spec 7.7), with the chosen fsync mode.
   db.exec(

@@ -59,7 +59,7 @@ interface RunResult {
 async function runOnce(op: BenchOp, batch: number, seconds: number): Promise<RunResult> {
   const dir = await Deno.makeTempDir({ prefix: "nixmsg-bench-" });
   const path = join(dir, "nixmsg.db");
-  migrate(path, { backupDir: join(dir, "backup") });
+  await migrate(path, { backupDir: join(dir, "backup") });
   const writer = await Writer.start<typeof ops>({
     path,
     synchronous: "FULL",

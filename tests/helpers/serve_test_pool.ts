@@ -9,8 +9,10 @@ import { TEST_POOL_PARAMS } from "./test_server.ts";
 
 const { config } = await loadConfig(Deno.env.toObject());
 const log = new Logger(config.log.level);
+// Listening before the start: a SIGTERM right after "nixmsg serving" must not find the default.
+const stopped = new Promise<void>((resolve) => Deno.addSignalListener("SIGTERM", resolve));
 const server = await startServer(config, log, {
   pool: new PasswordPool({ params: TEST_POOL_PARAMS }),
 });
-await new Promise<void>((resolve) => Deno.addSignalListener("SIGTERM", resolve));
+await stopped;
 await server.close();

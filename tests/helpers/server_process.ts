@@ -1,8 +1,11 @@
 import { join } from "node:path";
 import { stringify } from "yaml";
+import { DENO_PERMISSIONS } from "../../scripts/deno_permissions.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const MAIN = join(ROOT, "server/main.ts");
+/** The `./nixmsg` launcher of this checkout. */
+export const LAUNCHER = join(ROOT, "nixmsg");
 
 /** Result of one CLI invocation. */
 export interface CliResult {
@@ -38,10 +41,34 @@ export async function makeTestHome(overrides: Record<string, unknown> = {}): Pro
   };
 }
 
-function denoArgs(home: TestHome, args: readonly string[]): string[] {
+/**
+ * The `deno` arguments that run `script` with `args` as the shipped command does: the permissions
+ * of `server/deno_permissions.txt` and the checkout's deno.json. Every test that starts the server
+ * or a CLI command uses these (tests/permissions_test.ts checks it).
+ */
+export function shippedDenoArgs(root: string, script: string, args: readonly string[]): string[] {
+  return [
+    "run",
+    "--quiet",
+    ...DENO_PERMISSIONS,
+    "--config",
+    join(root, "deno.json"),
+    script,
+    ...args,
+  ];
+}
+
+/** The `deno` arguments of `nixmsg <args>` in `home` (its source tree, by default this one). */
+export function cliArgs(home: TestHome, args: readonly string[]): string[] {
   const root = home.root ?? ROOT;
   const main = home.root === undefined ? MAIN : join(root, "server/main.ts");
-  return ["run", "--quiet", "--allow-all", "--config", join(root, "deno.json"), main, ...args];
+  return shippedDenoArgs(root, main, args);
+}
+
+/** Options of {@linkcode runCli}. */
+export interface RunCliOptions {
+  /** Runs the command through `./nixmsg`, as a user of a checkout does, instead of `deno run`. */
+  launcher?: boolean;
 }
 
 /** Runs `nixmsg <args>` as a real process and collects its output. */
@@ -49,9 +76,10 @@ export async function runCli(
   home: TestHome,
   args: readonly string[],
   stdin?: string,
+  opts: RunCliOptions = {},
 ): Promise<CliResult> {
-  const cmd = new Deno.Command(Deno.execPath(), {
-    args: denoArgs(home, args),
+  const cmd = new Deno.Command(opts.launcher ? "bash" : Deno.execPath(), {
+    args: opts.launcher ? [LAUNCHER, ...args] : cliArgs(home, args),
     env: home.env,
     cwd: home.dir,
     stdin: stdin === undefined ? "null" : "piped",
@@ -96,6 +124,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Runs the server under another command, e.g. `["prlimit", "--nofile=256:256"]`. */
   wrap?: readonly string[];
+  /** Starts it with `./nixmsg serve`, as a user of a checkout does (not with `entry`). */
+  launcher?: boolean;
 }
 
 /**
@@ -107,13 +137,15 @@ export async function startServerProcess(
   timeoutMs = 30_000,
   opts: StartOptions = {},
 ): Promise<ServerProcess> {
-  const args = opts.entry === undefined
-    ? denoArgs(home, ["serve"])
-    : ["run", "--quiet", "--allow-all", "--config", join(ROOT, "deno.json"), opts.entry];
+  // `entry` is a test stand-in for `serve`; it runs under the shipped permissions all the same.
+  const [program, args] = opts.launcher ? ["bash", [LAUNCHER, "serve"]] : [
+    Deno.execPath(),
+    opts.entry === undefined ? cliArgs(home, ["serve"]) : shippedDenoArgs(ROOT, opts.entry, []),
+  ];
   const wrap = opts.wrap ?? [];
-  const command = wrap.length > 0 ? wrap[0] : Deno.execPath();
+  const command = wrap.length > 0 ? wrap[0] : program;
   const child = new Deno.Command(command, {
-    args: wrap.length > 0 ? [...wrap.slice(1), Deno.execPath(), ...args] : args,
+    args: wrap.length > 0 ? [...wrap.slice(1), program, ...args] : args,
     env: { ...home.env, ...opts.env },
     cwd: home.dir,
     stdin: "null",

@@ -64,7 +64,7 @@ export async function startTestServer(
     },
   });
   await ensureDataDir(dir);
-  migrate(dbPath(dir), { backupDir: join(dir, "backup") });
+  await migrate(dbPath(dir), { backupDir: join(dir, "backup") });
   const db = openDb(dbPath(dir));
   setSetting(db, { key: "admin_password_hash", value: "$argon2id$test-only" }, Date.now());
   db.close();

@@ -49,6 +49,8 @@ class Harness:
     """A running ``sdk/conformance/harness.ts`` (a fresh real server) and its JSON-line protocol."""
 
     def __init__(self, endpoints: int = 0) -> None:
+        # permissions: not the shipped command: the conformance harness spawns the server (with the shipped set)
+        # and toxiproxy.
         args = [
             deno_path(), "run", "--quiet", "--allow-all", "--frozen",
             "--config", str(REPO_ROOT / "deno.json"),

@@ -24,6 +24,7 @@ class TsPeer:
     """``tests/ts_peer.ts``: a TypeScript SDK client that echoes every message."""
 
     def __init__(self, url: str, ep: Endpoint) -> None:
+        # permissions: not the shipped command: a TypeScript SDK client, not the server.
         args = [
             deno_path(), "run", "--quiet", "--allow-all", "--frozen",
             "--config", str(REPO_ROOT / "deno.json"),

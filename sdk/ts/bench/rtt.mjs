@@ -63,6 +63,7 @@ function denoPath() {
 
 /** Starts the harness with `n` endpoints; resolves with its first line and a stop function. */
 async function startHarness(n) {
+  // permissions: not the shipped command: the conformance harness spawns the server (with the shipped set).
   const child = spawn(denoPath(), [
     "run",
     "--quiet",

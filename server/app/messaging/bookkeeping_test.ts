@@ -17,7 +17,7 @@ interface Fixture {
 async function withFixture(fn: (f: Fixture) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "nixmsg-bookkeeping-" });
   const path = join(dir, "nixmsg.db");
-  migrate(path, { backupDir: join(dir, "backup") });
+  await migrate(path, { backupDir: join(dir, "backup") });
   const writer = await Writer.start({ path });
   const logs: Record<string, unknown>[] = [];
   const log = new Logger("debug", {}, (line) => logs.push(JSON.parse(line)));

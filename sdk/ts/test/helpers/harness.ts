@@ -77,6 +77,8 @@ export class Harness {
   static async start(
     options: { endpoints?: number; set?: Record<string, unknown>; netns?: string } = {},
   ): Promise<Harness> {
+    // permissions: not the shipped command: the conformance harness spawns the server (with the shipped set) and
+    // toxiproxy.
     const args = [
       "run",
       "--quiet",

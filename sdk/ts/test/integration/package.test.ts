@@ -150,6 +150,7 @@ export const c = NixMsgClient.connect("ws://x/mqtt", "a", { password: "p" });\n`
 });
 
 test("the packed tarball installs and connects from Deno", async () => {
+  // permissions: not the shipped command: a client of the packed SDK, not the server.
   await roundTrip("deno", denoPath(), [
     "run",
     "--allow-all",

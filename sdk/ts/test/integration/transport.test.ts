@@ -193,6 +193,7 @@ test("Deno: ws:// sends one frame per packet and mqtt:// sets TCP_NODELAY", asyn
     writeFileSync(file, DENO_SCRIPT);
     const out = await within(
       runDeno([
+        // permissions: not the shipped command: an SDK client, not the server.
         ...["run", "--allow-all", "--quiet", "--no-config", "--node-modules-dir=manual", file],
         ...[`ws://${p.address}/mqtt`, h.info.tcp_url, ep.id, ep.password],
       ]),

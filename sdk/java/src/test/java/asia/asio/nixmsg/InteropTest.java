@@ -51,6 +51,7 @@ class InteropTest {
   void javaClientExchangesMessagesWithTypeScriptClient() throws Exception {
     Harness.Endpoint javaEp = h.endpoint();
     Harness.Endpoint tsEp = h.endpoint();
+    // permissions: not the shipped command: a TypeScript SDK client, not the server.
     List<String> args =
         Arrays.asList(
             Harness.deno(),

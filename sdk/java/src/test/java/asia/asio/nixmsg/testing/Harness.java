@@ -86,6 +86,7 @@ public final class Harness implements AutoCloseable {
     args.add(deno());
     args.add("run");
     args.add("--quiet");
+    // permissions: not the shipped command: the conformance harness spawns the server (with the shipped set) and toxiproxy.
     args.add("--allow-all");
     args.add("--frozen");
     args.add("--config");
