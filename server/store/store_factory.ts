@@ -123,6 +123,7 @@ export function backupRefusal(config: Config): StoreUnsupportedError | null {
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (signal?.aborted) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);
