@@ -159,6 +159,27 @@ export interface CopyTarget {
   close(): Promise<void>;
 }
 
+/**
+ * Another store's code for every op, keyed like `ops`: same args and result, async, run inside
+ * the batch's transaction `tx`. `satisfies OpImplementations<Tx>` makes the compiler refuse a
+ * missing or mistyped op.
+ */
+export type OpImplementations<Tx> = {
+  readonly [K in keyof Ops]: (
+    tx: Tx,
+    args: OpArgs<Ops[K]>,
+    now: number,
+  ) => Promise<OpResult<Ops[K]>>;
+};
+
+/** Another store's code for every query, keyed like `queries` (see {@link OpImplementations}). */
+export type QueryImplementations<Db> = {
+  readonly [K in keyof Queries]: (
+    db: Db,
+    args: QueryArgs<Queries[K]>,
+  ) => Promise<QueryResult<Queries[K]>>;
+};
+
 /** Options that every implementation's open function takes. */
 export interface StoreOpenOptions {
   /** Most ops per transaction (config `writer.max_batch`, spec 7.2: 256). */
