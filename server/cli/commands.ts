@@ -7,8 +7,10 @@ import { dbPath, ensureDataDir } from "../app/paths.ts";
 import { migrate } from "../store/migrations.ts";
 import { openDb } from "../store/db.ts";
 import { backupDatabase } from "../store/backup.ts";
+import { backupRefusal, openStore } from "../store/store_factory.ts";
+import { storeCopy } from "./store_copy.ts";
 import { setAdminPassword } from "../store/ops/admin.ts";
-import { readSetting } from "../app/settings.ts";
+import { readSetting } from "../store/queries/settings.ts";
 import { PasswordPool } from "../auth/password_pool.ts";
 import { randomPassword } from "../auth/generate.ts";
 import { adminPasswordProblem } from "../auth/admin_password.ts";
@@ -63,6 +65,12 @@ async function openMigrated(config: Config): Promise<ReturnType<typeof openDb>> 
  */
 async function storeAdminPassword(config: Config, password: string): Promise<number> {
   const phc = await new PasswordPool({ size: 1 }).hash(password);
+  if (config.store.kind !== "sqlite") {
+    return await withStore(config, async (store) => {
+      const r = await store.run("admin.password_set", { passwordHash: phc, keepSessionHash: "" });
+      return r.sessionsEnded;
+    });
+  }
   const db = await openMigrated(config);
   try {
     db.exec("BEGIN IMMEDIATE");
@@ -80,7 +88,26 @@ async function storeAdminPassword(config: Config, password: string): Promise<num
   }
 }
 
+/** Runs `fn` on the configured store (PostgreSQL; SQLite uses its file directly). */
+async function withStore<T>(
+  config: Config,
+  fn: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>,
+): Promise<T> {
+  const store = await openStore(config, { log: new Logger(config.log.level) });
+  try {
+    return await fn(store);
+  } finally {
+    await store.close(10_000);
+  }
+}
+
 async function adminInitialized(config: Config): Promise<boolean> {
+  if (config.store.kind !== "sqlite") {
+    return await withStore(
+      config,
+      async (store) => (await store.query("settings.get", { key: "admin_password_hash" })) !== null,
+    );
+  }
   const db = await openMigrated(config);
   try {
     return readSetting(db, "admin_password_hash") !== null;
@@ -120,15 +147,19 @@ async function serveWith(config: Config, io: Io): Promise<number> {
   // Listened for before serving: a SIGTERM right after "nixmsg serving" (or during start-up)
   // still shuts down in order (spec 7.8) instead of ending the process with status 143.
   const signal = stopSignal();
+  // A stop while start-up waits for an unreachable database ends the wait.
+  const cancel = new AbortController();
+  signal.received.then(() => cancel.abort());
   try {
-    const server = await startServer(config, log);
+    const server = await startServer(config, log, { store: { signal: cancel.signal } });
     await signal.received;
     await server.close();
     return 0;
   } catch (err) {
     if (err instanceof StartupError) {
       io.err(err.message);
-      return 1;
+      // A stop asked for while start-up waited for the database is a clean stop.
+      return cancel.signal.aborted ? 0 : 1;
     }
     log.error("startup failed", { error: (err as Error).message });
     io.err(`Cannot start: ${(err as Error).message}`);
@@ -247,6 +278,11 @@ export const commands: Record<string, Command> = {
       if (!out) throw new UsageError("backup needs --out FILE");
       const config = await configOrExit(io);
       if (!config) return 1;
+      const refused = backupRefusal(config);
+      if (refused !== null) {
+        io.err(`Backup refused: ${refused.message}`);
+        return 1;
+      }
       try {
         await backupDatabase(dbPath(config.data_dir), out);
       } catch (err) {
@@ -255,6 +291,22 @@ export const commands: Record<string, Command> = {
       }
       io.out(`Backup written to ${out}`);
       return 0;
+    },
+  },
+  "store copy": {
+    usage: "nixmsg store copy --to URL",
+    summary: "Copy the stopped SQLite database into an empty PostgreSQL one",
+    help: "Copies every table of <data_dir>/nixmsg.db (endpoints, sessions, groups, messages,\n" +
+      "deliveries, receipts, settings, tokens) into the empty database at URL, with a progress\n" +
+      "line per table and a count check at the end (exit 1 when a count differs).\n" +
+      "The server must be stopped. URL is postgres://… or postgresql://…, or file:PATH for a\n" +
+      "new SQLite file. Then set store.kind: postgres and store.postgres_url.",
+    async run(args, io) {
+      const to = args.options.get("to");
+      if (!to) throw new UsageError("store copy needs --to URL");
+      const config = await configOrExit(io);
+      if (!config) return 1;
+      return await storeCopy(config, to, io);
     },
   },
   "check-config": {
