@@ -158,6 +158,8 @@ class NixMsgClient:
         future = self._submit(coro)
         try:
             return future.result(timeout)
+        except NixMsgError:
+            raise  # a RequestTimeoutError is a TimeoutError too: not the wait's own timeout
         except concurrent.futures.TimeoutError:
             future.cancel()
             raise local_error("timeout", f"No answer within {timeout} s") from None
@@ -339,6 +341,8 @@ class NixMsgClient:
         )
         try:
             return future.result(timeout)
+        except NixMsgError:
+            raise
         except concurrent.futures.TimeoutError:
             raise local_error("timeout", f"No answer within {timeout} s") from None
         except concurrent.futures.CancelledError:
