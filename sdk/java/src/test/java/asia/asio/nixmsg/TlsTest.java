@@ -95,7 +95,7 @@ class TlsTest {
           Tracked.online(
               "wss://" + tls.address() + "/mqtt", ep, ConnectOptions.builder().trustManagerFactory(trust));
       assertEquals(ep.id, await(wss.client.getSelf()).id());
-      await(wss.client.close());
+      wss.client.close();
       Tracked mqtts =
           Tracked.online(
               "https://" + tls.address(),
