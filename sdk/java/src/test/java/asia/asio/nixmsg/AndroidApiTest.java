@@ -42,7 +42,8 @@ class AndroidApiTest {
           "/com/google/dagger/",
           "/javax/inject/",
           "/com/google/code/gson/",
-          "/org/jetbrains/");
+          "/org/jetbrains/",
+          "/com/google/errorprone/");
 
   /** Packages of the jars checked: references between them are not API references. */
   static final Set<String> OWN_PACKAGES =
@@ -58,6 +59,7 @@ class AndroidApiTest {
               "javax.inject.*",
               "com.google.gson.*",
               "org.jetbrains.annotations.*",
+              "com.google.errorprone.*",
               // Optional at run time (Netty loads them only when present): not on Android.
               "org.slf4j.*",
               "org.apache.commons.logging.*",
