@@ -249,3 +249,11 @@ def test_listeners_hand_events_fired_before_the_first_callback_to_it_in_order() 
         return seen + ["|"] + late
 
     assert asyncio.run(scenario()) == ["connecting", "online", "reconnecting", "online", "|", "online"]
+
+
+def test_the_code_constants_cover_spec_6_10_and_the_sdk_codes() -> None:
+    assert len(nixmsg.codes.SERVER_CODES) == 23
+    assert nixmsg.errors.LOCAL_CODES == nixmsg.codes.SDK_CODES
+    assert nixmsg.codes.SERVER_CODES.isdisjoint(nixmsg.codes.SDK_CODES)
+    exported = {v for k, v in vars(nixmsg.codes).items() if k.isupper() and isinstance(v, str)}
+    assert exported == nixmsg.codes.ALL_CODES

@@ -179,7 +179,8 @@ class _Connection:
                 o.address.host, o.address.port, o.keepalive, clean_start=True, properties=props
             )
         except Exception as err:  # noqa: BLE001 - any failure to open the socket is a network error
-            self._post(self.link._closed, self, "network_error", err)
+            reason = "tls_error" if isinstance(err, ssl.SSLError) else "network_error"
+            self._post(self.link._closed, self, reason, err)
             return
         deadline: float | None = None
         while True:
