@@ -46,6 +46,9 @@ final class ClientCore {
   private final AtomicReference<CompletableFuture<Void>> closing = new AtomicReference<>();
   private final AtomicBoolean releasing = new AtomicBoolean();
   private final CompletableFuture<Void> released = new CompletableFuture<>();
+  /** The threads this client started (core, callbacks, completions, HiveMQ completions). */
+  private final java.util.Set<Thread> ownThreads =
+      java.util.Collections.newSetFromMap(new java.util.concurrent.ConcurrentHashMap<Thread, Boolean>());
   /** The last failed attempt's error (cleared online); {@code ready(timeout)} reports it. */
   private volatile NixMsgException lastError;
   private final SerialExecutor callbacks;
@@ -83,7 +86,7 @@ final class ClientCore {
     ServerAddress address = ServerAddress.parse(url, o.transport);
     this.endpointId = endpointId;
     ScheduledThreadPoolExecutor coreExec =
-        new ScheduledThreadPoolExecutor(1, daemon("nixmsg-core-" + endpointId));
+        new ScheduledThreadPoolExecutor(1, owned("nixmsg-core-" + endpointId));
     coreExec.setRemoveOnCancelPolicy(true);
     // Timers (retries, request timeouts) must not keep an ended client's thread alive.
     coreExec.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
@@ -93,16 +96,16 @@ final class ClientCore {
       ownCompletions = null;
       completions = Futures.orInline(o.completionExecutor);
     } else {
-      ownCompletions = Futures.pool("nixmsg-futures-" + endpointId, Futures.COMPLETION_THREADS);
+      ownCompletions = Futures.pool(owned("nixmsg-futures-" + endpointId), Futures.COMPLETION_THREADS);
       completions = Futures.orInline(ownCompletions);
     }
-    mqttCallbacks = Futures.pool("nixmsg-mqtt-" + endpointId, 1);
+    mqttCallbacks = Futures.pool(owned("nixmsg-mqtt-" + endpointId), 1);
     if (o.callbackExecutor != null) {
       ownCallbackThread = null;
       callbacks = new SerialExecutor(o.callbackExecutor);
     } else {
       ownCallbackThread =
-          Executors.newSingleThreadExecutor(daemon("nixmsg-callbacks-" + endpointId));
+          Executors.newSingleThreadExecutor(owned("nixmsg-callbacks-" + endpointId));
       callbacks = new SerialExecutor(ownCallbackThread);
     }
     this.onCallbackError =
@@ -222,9 +225,22 @@ final class ClientCore {
     return closing.get() != null || stopError != null;
   }
 
-  /** True on the thread of an application callback of this client. */
+  /**
+   * True on a thread a blocking close must not wait on: an application callback of this client,
+   * or one of its own threads (a future's continuation on its completion pool).
+   */
   boolean inCallback() {
-    return callbacks.inTask();
+    return callbacks.inTask() || ownThreads.contains(Thread.currentThread());
+  }
+
+  /** Daemon threads named {@code name-N}, remembered as this client's own. */
+  private ThreadFactory owned(String name) {
+    ThreadFactory base = daemon(name);
+    return r -> {
+      Thread t = base.newThread(r);
+      ownThreads.add(t);
+      return t;
+    };
   }
 
   /** The endpoint id this client logs in as. */

@@ -26,6 +26,10 @@ final class Futures {
    * so an unused pool holds none.
    */
   static ThreadPoolExecutor pool(String name, int threads) {
+    return pool(ClientCore.daemon(name), threads);
+  }
+
+  static ThreadPoolExecutor pool(java.util.concurrent.ThreadFactory factory, int threads) {
     ThreadPoolExecutor p =
         new ThreadPoolExecutor(
             threads,
@@ -33,7 +37,7 @@ final class Futures {
             IDLE_SECONDS,
             TimeUnit.SECONDS,
             new LinkedBlockingQueue<Runnable>(),
-            ClientCore.daemon(name));
+            factory);
     p.allowCoreThreadTimeOut(true);
     return p;
   }
