@@ -101,6 +101,21 @@ class InstallFromRepositoryTest extends HarnessTest {
     assertEquals(1, java.size(), "the example");
 
     Path project = Files.createTempDirectory("nixmsg-java-scratch");
+    try {
+      run(readme, sh, xml, java, project);
+    } finally {
+      deleteTree(project);
+    }
+  }
+
+  static void deleteTree(Path root) throws IOException {
+    try (java.util.stream.Stream<Path> paths = Files.walk(root)) {
+      paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    }
+  }
+
+  private void run(String readme, List<String> sh, List<String> xml, List<String> java, Path project)
+      throws Exception {
     assertFalse(
         project.toAbsolutePath().startsWith(new File(".").getAbsoluteFile().toPath().normalize()),
         "the scratch project is outside the SDK folder");
