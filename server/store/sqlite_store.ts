@@ -122,13 +122,8 @@ export class SqliteStore implements Store {
     return this.#readiness.check();
   }
 
-  backup(outFile: string): Promise<void> {
-    try {
-      backupDatabase(this.#path, outFile);
-      return Promise.resolve();
-    } catch (err) {
-      return Promise.reject(err);
-    }
+  async backup(outFile: string): Promise<void> {
+    await backupDatabase(this.#path, outFile);
   }
 
   async afterHousekeeping(): Promise<void> {

@@ -86,7 +86,7 @@ export interface Store {
   ready(): Promise<boolean>;
 
   /**
-   * `nixmsg backup` / online backup: a consistent copy to `outFile`. SQLite: `VACUUM INTO`.
+   * `nixmsg backup` / online backup: a consistent copy to `outFile`. SQLite: the online backup API.
    * PostgreSQL: rejects with {@link StoreUnsupportedError} whose message points to `pg_dump`.
    */
   backup(outFile: string): Promise<void>;
