@@ -5,6 +5,7 @@
 // Default import: the only form MQTT.js exposes in Node ESM, CJS, Deno and its browser bundle.
 import mqtt, { type IClientOptions, type MqttClient } from "mqtt";
 import { Backoff } from "./backoff.ts";
+import { type NixMsgError, transportError } from "./errors.ts";
 import { tuneStream } from "./transport.ts";
 import { Outbox } from "./outbox.ts";
 import type { Credential } from "./types.ts";
@@ -47,7 +48,12 @@ export interface StopCause {
 /** What a {@link Link} reports to its owner. */
 export interface LinkEvents {
   /** `connecting`, `online` or `reconnecting`; stops are reported by `stopped` only. */
-  state(state: "connecting" | "online" | "reconnecting", reason?: string, retryInMs?: number): void;
+  state(
+    state: "connecting" | "online" | "reconnecting",
+    reason?: string,
+    retryInMs?: number,
+    error?: NixMsgError,
+  ): void;
   /** The handshake succeeded. `token` is the new session token of a password login. */
   online(hello: HelloData, offsetMs: number, token: string | null): void;
   /** A downlink frame other than the `hello` response and `fatal`, while online. */
@@ -76,18 +82,31 @@ export class Link {
   #attemptTimer: ReturnType<typeof setTimeout> | undefined;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
   #ended: Promise<void> = Promise.resolve();
+  /** The error of the last failed connection attempt, until a handshake succeeds. */
+  #lastError: NixMsgError | null = null;
+  /** The error of the current attempt, reported with its `reconnecting`. */
+  #attemptError: NixMsgError | null = null;
 
   constructor(options: LinkOptions, events: LinkEvents) {
     this.#o = options;
     this.#events = events;
     this.#backoff = new Backoff({ random: options.random });
-    this.#password = "password" in options.credential ? options.credential.password : null;
-    this.#token = "sessionToken" in options.credential ? options.credential.sessionToken : null;
+    this.#password = "password" in options.credential
+      ? options.credential.password
+      : null;
+    this.#token = "sessionToken" in options.credential
+      ? options.credential.sessionToken
+      : null;
   }
 
   /** True between a successful `hello` and the loss of that connection. */
   get online(): boolean {
     return this.#online;
+  }
+
+  /** Why the last connection attempt failed (`network`, `tls`); null once online. */
+  get lastError(): NixMsgError | null {
+    return this.#lastError;
   }
 
   /** True once the link stopped for good. */
@@ -122,7 +141,12 @@ export class Link {
 
   /** Frames waiting for their turn; see {@link Outbox}. */
   #outbox = new Outbox((json) => {
-    this.#client?.publish(`nix/c/${this.#o.endpointId}/up`, json, { qos: 1 }, () => {});
+    this.#client?.publish(
+      `nix/c/${this.#o.endpointId}/up`,
+      json,
+      { qos: 1 },
+      () => {},
+    );
   });
 
   /** When the current connection closes, stop with `cause` instead of reconnecting. */
@@ -130,26 +154,31 @@ export class Link {
     this.#closeMeans = cause;
   }
 
-  /** Stops for good and resolves once the MQTT client has ended. */
-  stop(cause: StopCause): Promise<void> {
+  /**
+   * Stops for good and resolves once the MQTT client has ended. `force` closes the socket
+   * without waiting for a polite MQTT close (what was in flight is given up).
+   */
+  stop(cause: StopCause, force = false): Promise<void> {
     if (this.#stopped) return this.#ended;
     this.#stopped = true;
     clearTimeout(this.#attemptTimer);
     clearTimeout(this.#retryTimer);
     this.#outbox.clear();
     const client = this.#client;
+    const wasOnline = this.#online;
     this.#client = null;
     this.#online = false;
     if (client) {
-      // A clean close sends DISCONNECT; after a refusal there is nothing to be polite to.
-      const force = cause.state !== "offline";
+      // A clean close sends DISCONNECT; after a refusal, or before a handshake, there is
+      // nothing to be polite to.
+      const hard = force || cause.state !== "offline" || !wasOnline;
       this.#ended = new Promise((resolve) => {
         // A graceful end waits for PUBACKs; a stalled connection must not hang close().
         const timer = setTimeout(() => {
           client.stream?.destroy();
           resolve();
         }, CLOSE_WAIT_MS);
-        client.end(force, {}, () => {
+        client.end(hard, {}, () => {
           clearTimeout(timer);
           resolve();
         });
@@ -173,7 +202,9 @@ export class Link {
       connectTimeout: o.connectTimeoutMs,
       keepalive: o.keepaliveSeconds,
       resubscribe: false,
-      ...(o.mqttVersion === 5 ? { properties: { sessionExpiryInterval: 0 } } : {}),
+      ...(o.mqttVersion === 5
+        ? { properties: { sessionExpiryInterval: 0 } }
+        : {}),
     };
     if (o.tls?.ca !== undefined) {
       options.ca = o.tls.ca as NonNullable<IClientOptions["ca"]>;
@@ -186,37 +217,45 @@ export class Link {
     // MQTT.js built the stream synchronously and the CONNECT packet is still corked in it.
     tuneStream(client.stream, o.url);
     this.#client = client;
+    this.#attemptError = null;
     let helloRid = "";
     let helloSentAt = 0;
     let dropReason = "connection_closed";
     // spec 9 step 3: CONNECT, SUBSCRIBE and hello within the connect timeout (30 s).
-    this.#attemptTimer = setTimeout(() => this.#drop(client, "timeout"), o.connectTimeoutMs);
+    this.#attemptTimer = setTimeout(
+      () => this.#drop(client, "timeout"),
+      o.connectTimeoutMs,
+    );
 
     client.on("connect", () => {
-      client.subscribe(`nix/c/${o.endpointId}/down`, { qos: 1 }, (err, granted) => {
-        if (client !== this.#client) return;
-        if (err || !granted || granted.some((g) => g.qos >= 0x80)) {
-          this.#drop(client, "subscribe_failed");
-          return;
-        }
-        helloRid = o.nextRid();
-        helloSentAt = Date.now();
-        const hello = {
-          v: 1,
-          type: "hello",
-          rid: helloRid,
-          max_receive_bytes: o.maxReceiveBytes,
-          client: o.clientName,
-        };
-        client.publish(
-          `nix/c/${o.endpointId}/up`,
-          JSON.stringify(hello),
-          {
-            qos: 1,
-          },
-          () => {},
-        );
-      });
+      client.subscribe(
+        `nix/c/${o.endpointId}/down`,
+        { qos: 1 },
+        (err, granted) => {
+          if (client !== this.#client) return;
+          if (err || !granted || granted.some((g) => g.qos >= 0x80)) {
+            this.#drop(client, "subscribe_failed");
+            return;
+          }
+          helloRid = o.nextRid();
+          helloSentAt = Date.now();
+          const hello = {
+            v: 1,
+            type: "hello",
+            rid: helloRid,
+            max_receive_bytes: o.maxReceiveBytes,
+            client: o.clientName,
+          };
+          client.publish(
+            `nix/c/${o.endpointId}/up`,
+            JSON.stringify(hello),
+            {
+              qos: 1,
+            },
+            () => {},
+          );
+        },
+      );
     });
     client.on("message", (_topic, payload) => {
       if (client !== this.#client) return;
@@ -226,14 +265,19 @@ export class Link {
       } catch {
         return;
       }
-      if (typeof frame !== "object" || frame === null || typeof frame.type !== "string") return;
+      if (
+        typeof frame !== "object" || frame === null ||
+        typeof frame.type !== "string"
+      ) return;
       if (frame.type === "fatal") {
         // spec 6.8: disabled, deleted, password_reset, protocol -> stop reconnecting.
         void this.stop({
           state: "kicked",
           reason: String(frame.reason ?? "fatal"),
         });
-      } else if (frame.type === "resp" && helloRid !== "" && frame.rid === helloRid) {
+      } else if (
+        frame.type === "resp" && helloRid !== "" && frame.rid === helloRid
+      ) {
         helloRid = "";
         this.#handshaken(client, frame, helloSentAt);
       } else if (this.#online) {
@@ -252,7 +296,10 @@ export class Link {
         });
         return;
       }
-      dropReason = typeof code === "number" ? `connack_0x${code.toString(16)}` : "network_error";
+      dropReason = typeof code === "number"
+        ? `connack_0x${code.toString(16)}`
+        : "network_error";
+      if (typeof code !== "number") this.#attemptError = transportError(err);
       // Other CONNACK refusals (0x88, 0x89 …) leave the socket open; network errors close it.
       if (typeof code === "number") this.#drop(client, dropReason);
     });
@@ -270,16 +317,20 @@ export class Link {
 
   #handshaken(client: MqttClient, frame: InboundFrame, sentAt: number): void {
     if (frame.ok !== true) {
-      const code = (frame.error as { code?: string } | undefined)?.code ?? "hello_failed";
+      const code = (frame.error as { code?: string } | undefined)?.code ??
+        "hello_failed";
       this.#drop(client, code);
       return;
     }
     clearTimeout(this.#attemptTimer);
+    this.#lastError = null;
     const hello = frame.data as HelloData;
     const now = Date.now();
     // spec 9 "时间": offset = server_time_ms - (hello sent + response received) / 2.
     const offset = hello.server_time_ms - (sentAt + now) / 2;
-    const token = typeof hello.session_token === "string" ? hello.session_token : null;
+    const token = typeof hello.session_token === "string"
+      ? hello.session_token
+      : null;
     if (token !== null) this.setSessionToken(token);
     this.#online = true;
     this.#onlineSince = now;
@@ -307,7 +358,15 @@ export class Link {
       this.#backoff.reset();
     }
     const delay = this.#backoff.next();
-    this.#events.state("reconnecting", reason, delay);
+    const error = this.#attemptError ?? undefined;
+    this.#attemptError = null;
+    if (error) this.#lastError = error;
+    else if (!wasOnline) {
+      this.#lastError = transportError(
+        new Error(`Connection ended: ${reason}`),
+      );
+    }
+    this.#events.state("reconnecting", reason, delay, error);
     this.#retryTimer = setTimeout(() => {
       if (!this.#stopped) this.#open();
     }, delay);

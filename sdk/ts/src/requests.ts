@@ -18,9 +18,17 @@ interface Pending {
 export class PendingRequests {
   readonly #timeoutMs: number;
   readonly #map = new Map<string, Pending>();
+  readonly #onSettled: () => void;
 
-  constructor(timeoutMs: number) {
+  /** `onSettled` runs after each request ends (answered, timed out or failed). */
+  constructor(timeoutMs: number, onSettled: () => void = () => {}) {
     this.#timeoutMs = timeoutMs;
+    this.#onSettled = onSettled;
+  }
+
+  /** Requests waiting for their `resp`. */
+  get size(): number {
+    return this.#map.size;
   }
 
   /** Registers `rid` and resolves with `resp.data`; `timeout` when no answer comes in time. */
@@ -28,22 +36,37 @@ export class PendingRequests {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#map.delete(rid);
-        reject(new NixMsgError("timeout", `No response to ${type} within ${this.#timeoutMs} ms`));
+        reject(
+          new NixMsgError(
+            "timeout",
+            `No response to ${type} within ${this.#timeoutMs} ms`,
+          ),
+        );
+        this.#onSettled();
       }, this.#timeoutMs);
       this.#map.set(rid, { resolve, reject, timer });
     });
   }
 
   /** Applies a `resp`; false when `rid` is not waited for. */
-  settle(rid: string, ok: boolean, data: unknown, error: NixMsgError | undefined): boolean {
+  settle(
+    rid: string,
+    ok: boolean,
+    data: unknown,
+    error: NixMsgError | undefined,
+  ): boolean {
     const p = this.#map.get(rid);
     if (!p) return false;
     this.#map.delete(rid);
     clearTimeout(p.timer);
     if (ok) p.resolve((data ?? {}) as Record<string, unknown>);
     else {
-      p.reject(error ?? new NixMsgError("bad_response", "Request failed without an error"));
+      p.reject(
+        error ??
+          new NixMsgError("bad_response", "Request failed without an error"),
+      );
     }
+    this.#onSettled();
     return true;
   }
 
@@ -55,5 +78,6 @@ export class PendingRequests {
       clearTimeout(p.timer);
       p.reject(error);
     }
+    if (all.length > 0) this.#onSettled();
   }
 }

@@ -37,7 +37,9 @@ export function buildSendFrame(
   }
   const frame: Record<string, unknown> & { id: string } = {
     id: options.id ?? uuidv7(),
-    to: typeof to === "string" ? { kind: "endpoint", id: to } : { kind: to.kind, id: to.id },
+    to: typeof to === "string"
+      ? { kind: "endpoint", id: to }
+      : { kind: to.kind, id: to.id },
     body: encodeBody(body, options.contentType, limits.maxBodyBytes),
   };
   if (options.meta !== undefined) {
@@ -45,11 +47,19 @@ export function buildSendFrame(
     frame.meta = options.meta;
   }
   if (options.sendAt !== undefined) {
-    const local = options.sendAt instanceof Date ? options.sendAt.getTime() : options.sendAt;
+    const local = options.sendAt instanceof Date
+      ? options.sendAt.getTime()
+      : options.sendAt;
     frame.send_at_ms = Math.max(0, Math.round(local + offsetMs));
   }
   if (options.delay !== undefined) {
-    frame.delay_ms = Math.max(0, Math.round(options.delay));
+    if (!(Number.isFinite(options.delay) && options.delay >= 0)) {
+      throw new NixMsgError(
+        "bad_request",
+        "delay must be a number of ms, 0 or more",
+      );
+    }
+    frame.delay_ms = Math.round(options.delay);
   }
   if (options.keep !== undefined || options.ttl !== undefined) {
     // A ttl alone means "keep for that long".
