@@ -43,10 +43,7 @@ export class Backoff {
 
   /** The delay before the next try, in ms; each call advances the schedule. */
   next(): number {
-    const base = Math.min(
-      this.#maxMs,
-      this.#initialMs * 2 ** Math.min(this.#attempt, 30),
-    );
+    const base = Math.min(this.#maxMs, this.#initialMs * 2 ** Math.min(this.#attempt, 30));
     this.#attempt++;
     const factor = 1 + this.#jitter * (2 * this.#random() - 1);
     return Math.round(base * factor);

@@ -62,8 +62,7 @@ function wellFormed(text: string): boolean {
   // String.prototype.isWellFormed: Node 20, current browsers; the regex covers older engines.
   const s = text as string & { isWellFormed?: () => boolean };
   if (typeof s.isWellFormed === "function") return s.isWellFormed();
-  return !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
-    .test(text);
+  return !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
 }
 
 /**
@@ -83,10 +82,7 @@ export function encodeBody(
   let wire: WireBody;
   if (typeof body === "string") {
     if (!wellFormed(body)) {
-      throw new NixMsgError(
-        "bad_request",
-        "Body text contains an unpaired surrogate",
-      );
+      throw new NixMsgError("bad_request", "Body text contains an unpaired surrogate");
     }
     checkBodySize(utf8Length(body), maxBodyBytes);
     wire = { enc: "utf8", data: body };
@@ -94,10 +90,7 @@ export function encodeBody(
     checkBodySize(body.length, maxBodyBytes);
     wire = { enc: "base64", data: toBase64(body) };
   } else {
-    throw new NixMsgError(
-      "bad_request",
-      "Body must be a string or a Uint8Array",
-    );
+    throw new NixMsgError("bad_request", "Body must be a string or a Uint8Array");
   }
   if (contentType !== undefined && contentType !== "") {
     wire.content_type = contentType;

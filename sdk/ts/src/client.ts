@@ -2,13 +2,7 @@
 import { ClientCore } from "./core.ts";
 import { GroupApi } from "./groups.ts";
 import { register } from "./register.ts";
-import {
-  toDirectory,
-  toPresenceList,
-  toRecall,
-  toSelf,
-  toStatus,
-} from "./results.ts";
+import { toDirectory, toPresenceList, toRecall, toSelf, toStatus } from "./results.ts";
 import type * as T from "./types.ts";
 
 export { CLIENT_NAME } from "./core.ts";
@@ -114,14 +108,8 @@ export class NixMsgClient extends ClientCore {
   }
 
   /** One page of the endpoint directory, by id; `query` matches id prefix or name (spec 6.5). */
-  async directory(
-    cursor = "",
-    query = "",
-    limit = 100,
-  ): Promise<T.Page<T.DirectoryEntry>> {
-    return toDirectory(
-      await this.request("directory.list", { cursor, limit, query }),
-    );
+  async directory(cursor = "", query = "", limit = 100): Promise<T.Page<T.DirectoryEntry>> {
+    return toDirectory(await this.request("directory.list", { cursor, limit, query }));
   }
 
   /**
@@ -130,17 +118,13 @@ export class NixMsgClient extends ClientCore {
    * sends it again after each reconnect.
    */
   async watchPresence(ids: readonly string[] | "all"): Promise<void> {
-    const watch = ids === "all"
-      ? { ids: [], all: true }
-      : { ids: [...ids], all: false };
+    const watch = ids === "all" ? { ids: [], all: true } : { ids: [...ids], all: false };
     await this.request("presence.watch", watch);
     this.#watching = watch.all || watch.ids.length > 0 ? watch : null;
   }
 
   protected override handshaken(first: boolean): void {
-    if (!first && this.#watching) {
-      this.request("presence.watch", this.#watching).catch(() => {});
-    }
+    if (!first && this.#watching) this.request("presence.watch", this.#watching).catch(() => {});
   }
 
   /** This endpoint's profile (spec 6.6). */
@@ -167,10 +151,7 @@ export class NixMsgClient extends ClientCore {
    * Changes the login password (spec 6.6). The server issues a new session token, which is
    * passed to `onSession` and used for reconnects; the old one stops working.
    */
-  async changeLoginPassword(
-    oldPassword: string,
-    newPassword: string,
-  ): Promise<void> {
+  async changeLoginPassword(oldPassword: string, newPassword: string): Promise<void> {
     const d = await this.request("self.login_password", {
       old_password: oldPassword,
       new_password: newPassword,

@@ -28,9 +28,7 @@ export class ClientCore {
   readonly #pending: PendingRequests;
   readonly #sessions = new Listeners<string>();
   readonly #connections = new Listeners<T.ConnectionEvent>();
-  readonly #ready = new Set<
-    { ok: (i: T.ServerInfo) => void; fail: (e: NixMsgError) => void }
-  >();
+  readonly #ready = new Set<{ ok: (i: T.ServerInfo) => void; fail: (e: NixMsgError) => void }>();
   readonly #onCallbackError: (error: unknown) => void;
   #state: T.ConnectionState = "connecting";
   #stopError: NixMsgError | null = null;
@@ -87,9 +85,7 @@ export class ClientCore {
       sendAck: (from, id) => this.#sendAck(from, id),
       sendReceiptAck: (receiptId) => {
         if (this.#link.online) {
-          this.#request("receipt_ack", { receipt_id: receiptId }).catch(
-            () => {},
-          );
+          this.#request("receipt_ack", { receipt_id: receiptId }).catch(() => {});
         }
       },
       onCallbackError: this.#onCallbackError,
@@ -117,8 +113,7 @@ export class ClientCore {
           }),
         online: (hello, offset, token) => this.#online(hello, offset, token),
         frame: (frame) => this.#frame(frame),
-        down: () =>
-          this.#down(new NixMsgError("not_connected", "Connection lost")),
+        down: () => this.#down(new NixMsgError("not_connected", "Connection lost")),
         stopped: (cause) => this.#stopped(cause),
       },
     );
@@ -363,10 +358,7 @@ export class ClientCore {
   protected handshaken(_first: boolean): void {}
 
   /** Stops for good with `cause`, also when the server closes the connection first. */
-  protected async stopWith(
-    cause: StopCause,
-    during?: () => Promise<unknown>,
-  ): Promise<void> {
+  protected async stopWith(cause: StopCause, during?: () => Promise<unknown>): Promise<void> {
     if (this.#link.online) this.#link.stopOnClose(cause);
     try {
       await during?.();
@@ -437,15 +429,10 @@ export class ClientCore {
     this.#pending.settle(rid, ok, f.data, error);
   }
 
-  #request(
-    type: string,
-    fields: Record<string, unknown>,
-  ): Promise<Record<string, unknown>> {
+  #request(type: string, fields: Record<string, unknown>): Promise<Record<string, unknown>> {
     if (this.#stopError) return Promise.reject(this.#stopError);
     if (!this.#link.online) {
-      return Promise.reject(
-        new NixMsgError("not_connected", "Not connected to the server"),
-      );
+      return Promise.reject(new NixMsgError("not_connected", "Not connected to the server"));
     }
     const rid = this.#nextRid();
     let json: string;

@@ -115,15 +115,8 @@ export class NixMsgError extends Error {
   /** Why the client stopped, for `kicked` and `auth_failed`. */
   readonly reason?: string;
 
-  constructor(
-    code: ErrorCode,
-    message?: string,
-    options: NixMsgErrorOptions = {},
-  ) {
-    super(
-      message ?? code,
-      options.cause === undefined ? undefined : { cause: options.cause },
-    );
+  constructor(code: ErrorCode, message?: string, options: NixMsgErrorOptions = {}) {
+    super(message ?? code, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "NixMsgError";
     this.code = code;
     if (options.data !== undefined) this.data = options.data;
@@ -133,8 +126,7 @@ export class NixMsgError extends Error {
 }
 
 /** Platform error codes of a failed TLS handshake (Node, Deno), as a prefix or a whole code. */
-const TLS_CODE =
-  /^(ERR_TLS_|ERR_SSL_|UNABLE_TO_|CERT_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH)/;
+const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|UNABLE_TO_|CERT_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH)/;
 
 /**
  * The error a failed connection attempt is reported with: `tls` for a TLS handshake failure,

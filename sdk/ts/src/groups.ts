@@ -1,12 +1,6 @@
 /** The group requests of spec 6.7, one method per frame type. */
 import { toGroupChange, toGroupDetails, toGroupList } from "./results.ts";
-import type {
-  GroupChange,
-  GroupDetails,
-  GroupMemberInput,
-  GroupSummary,
-  Page,
-} from "./types.ts";
+import type { GroupChange, GroupDetails, GroupMemberInput, GroupSummary, Page } from "./types.ts";
 
 /** Sends one request frame and resolves with its `resp.data`. */
 export type RequestFn = (
@@ -14,9 +8,7 @@ export type RequestFn = (
   fields: Record<string, unknown>,
 ) => Promise<Record<string, unknown>>;
 
-function members(
-  list: readonly (string | GroupMemberInput)[],
-): Record<string, string>[] {
+function members(list: readonly (string | GroupMemberInput)[]): Record<string, string>[] {
   return list.map((m) =>
     typeof m === "string"
       ? { id: m, talk_password: "" }
@@ -109,8 +101,6 @@ export class GroupApi {
 
   /** `group.get`: the group and one page of its members; non-members get `not_member`. */
   async get(groupId: string, cursor = "", limit = 100): Promise<GroupDetails> {
-    return toGroupDetails(
-      await this.#request("group.get", { group_id: groupId, cursor, limit }),
-    );
+    return toGroupDetails(await this.#request("group.get", { group_id: groupId, cursor, limit }));
   }
 }

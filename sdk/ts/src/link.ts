@@ -57,6 +57,7 @@ export interface LinkEvents {
   /** The handshake succeeded. `token` is the new session token of a password login. */
   online(hello: HelloData, offsetMs: number, token: string | null): void;
   /** A downlink frame other than the `hello` response and `fatal`, while online. */
+  error?: NixMsgError;
   frame(frame: InboundFrame): void;
   /** An online connection was lost; requests in flight will get no response. */
   down(): void;
@@ -91,12 +92,8 @@ export class Link {
     this.#o = options;
     this.#events = events;
     this.#backoff = new Backoff({ random: options.random });
-    this.#password = "password" in options.credential
-      ? options.credential.password
-      : null;
-    this.#token = "sessionToken" in options.credential
-      ? options.credential.sessionToken
-      : null;
+    this.#password = "password" in options.credential ? options.credential.password : null;
+    this.#token = "sessionToken" in options.credential ? options.credential.sessionToken : null;
   }
 
   /** True between a successful `hello` and the loss of that connection. */
@@ -141,12 +138,7 @@ export class Link {
 
   /** Frames waiting for their turn; see {@link Outbox}. */
   #outbox = new Outbox((json) => {
-    this.#client?.publish(
-      `nix/c/${this.#o.endpointId}/up`,
-      json,
-      { qos: 1 },
-      () => {},
-    );
+    this.#client?.publish(`nix/c/${this.#o.endpointId}/up`, json, { qos: 1 }, () => {});
   });
 
   /** When the current connection closes, stop with `cause` instead of reconnecting. */
@@ -202,9 +194,7 @@ export class Link {
       connectTimeout: o.connectTimeoutMs,
       keepalive: o.keepaliveSeconds,
       resubscribe: false,
-      ...(o.mqttVersion === 5
-        ? { properties: { sessionExpiryInterval: 0 } }
-        : {}),
+      ...(o.mqttVersion === 5 ? { properties: { sessionExpiryInterval: 0 } } : {}),
     };
     if (o.tls?.ca !== undefined) {
       options.ca = o.tls.ca as NonNullable<IClientOptions["ca"]>;
@@ -222,40 +212,33 @@ export class Link {
     let helloSentAt = 0;
     let dropReason = "connection_closed";
     // spec 9 step 3: CONNECT, SUBSCRIBE and hello within the connect timeout (30 s).
-    this.#attemptTimer = setTimeout(
-      () => this.#drop(client, "timeout"),
-      o.connectTimeoutMs,
-    );
+    this.#attemptTimer = setTimeout(() => this.#drop(client, "timeout"), o.connectTimeoutMs);
 
     client.on("connect", () => {
-      client.subscribe(
-        `nix/c/${o.endpointId}/down`,
-        { qos: 1 },
-        (err, granted) => {
-          if (client !== this.#client) return;
-          if (err || !granted || granted.some((g) => g.qos >= 0x80)) {
-            this.#drop(client, "subscribe_failed");
-            return;
-          }
-          helloRid = o.nextRid();
-          helloSentAt = Date.now();
-          const hello = {
-            v: 1,
-            type: "hello",
-            rid: helloRid,
-            max_receive_bytes: o.maxReceiveBytes,
-            client: o.clientName,
-          };
-          client.publish(
-            `nix/c/${o.endpointId}/up`,
-            JSON.stringify(hello),
-            {
-              qos: 1,
-            },
-            () => {},
-          );
-        },
-      );
+      client.subscribe(`nix/c/${o.endpointId}/down`, { qos: 1 }, (err, granted) => {
+        if (client !== this.#client) return;
+        if (err || !granted || granted.some((g) => g.qos >= 0x80)) {
+          this.#drop(client, "subscribe_failed");
+          return;
+        }
+        helloRid = o.nextRid();
+        helloSentAt = Date.now();
+        const hello = {
+          v: 1,
+          type: "hello",
+          rid: helloRid,
+          max_receive_bytes: o.maxReceiveBytes,
+          client: o.clientName,
+        };
+        client.publish(
+          `nix/c/${o.endpointId}/up`,
+          JSON.stringify(hello),
+          {
+            qos: 1,
+          },
+          () => {},
+        );
+      });
     });
     client.on("message", (_topic, payload) => {
       if (client !== this.#client) return;
@@ -265,19 +248,14 @@ export class Link {
       } catch {
         return;
       }
-      if (
-        typeof frame !== "object" || frame === null ||
-        typeof frame.type !== "string"
-      ) return;
+      if (typeof frame !== "object" || frame === null || typeof frame.type !== "string") return;
       if (frame.type === "fatal") {
         // spec 6.8: disabled, deleted, password_reset, protocol -> stop reconnecting.
         void this.stop({
           state: "kicked",
           reason: String(frame.reason ?? "fatal"),
         });
-      } else if (
-        frame.type === "resp" && helloRid !== "" && frame.rid === helloRid
-      ) {
+      } else if (frame.type === "resp" && helloRid !== "" && frame.rid === helloRid) {
         helloRid = "";
         this.#handshaken(client, frame, helloSentAt);
       } else if (this.#online) {
@@ -296,9 +274,7 @@ export class Link {
         });
         return;
       }
-      dropReason = typeof code === "number"
-        ? `connack_0x${code.toString(16)}`
-        : "network_error";
+      dropReason = typeof code === "number" ? `connack_0x${code.toString(16)}` : "network_error";
       if (typeof code !== "number") this.#attemptError = transportError(err);
       // Other CONNACK refusals (0x88, 0x89 …) leave the socket open; network errors close it.
       if (typeof code === "number") this.#drop(client, dropReason);
@@ -317,8 +293,7 @@ export class Link {
 
   #handshaken(client: MqttClient, frame: InboundFrame, sentAt: number): void {
     if (frame.ok !== true) {
-      const code = (frame.error as { code?: string } | undefined)?.code ??
-        "hello_failed";
+      const code = (frame.error as { code?: string } | undefined)?.code ?? "hello_failed";
       this.#drop(client, code);
       return;
     }
@@ -328,9 +303,7 @@ export class Link {
     const now = Date.now();
     // spec 9 "时间": offset = server_time_ms - (hello sent + response received) / 2.
     const offset = hello.server_time_ms - (sentAt + now) / 2;
-    const token = typeof hello.session_token === "string"
-      ? hello.session_token
-      : null;
+    const token = typeof hello.session_token === "string" ? hello.session_token : null;
     if (token !== null) this.setSessionToken(token);
     this.#online = true;
     this.#onlineSince = now;

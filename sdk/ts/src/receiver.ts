@@ -4,13 +4,7 @@
  */
 import { DedupCache, messageKey } from "./dedup.ts";
 import { Listeners } from "./listeners.ts";
-import type {
-  GroupEvent,
-  Message,
-  PresenceEvent,
-  Receipt,
-  Revoked,
-} from "./types.ts";
+import type { GroupEvent, Message, PresenceEvent, Receipt, Revoked } from "./types.ts";
 
 /** Where a received message stands. */
 type MsgState = "queued" | "delivered" | "acked" | "revoked";
@@ -81,16 +75,15 @@ export class Receiver {
    * that callback (it could not return first).
    */
   settled(): Promise<void> {
-    if (this.#inCallback > 0 || this.#delivering === null) {
-      return Promise.resolve();
-    }
+    if (this.#inCallback > 0 || this.#delivering === null) return Promise.resolve();
     return this.#delivering;
   }
 
   // Callbacks run one at a time, in arrival order (spec 9).
   #serial(task: () => void | Promise<void>): void {
-    this.#chain = this.#chain.then(() => this.#closed ? undefined : task())
-      .catch((err) => this.#host.onCallbackError(err));
+    this.#chain = this.#chain.then(() => this.#closed ? undefined : task()).catch((err) =>
+      this.#host.onCallbackError(err)
+    );
   }
 
   /** A `msg` arrived (spec 6.3, 9). */

@@ -35,25 +35,17 @@ export async function register(
       }),
     });
   } catch (err) {
-    throw new NixMsgError(
-      "network",
-      `Registration request failed: ${String(err)}`,
-      {
-        cause: err,
-      },
-    );
+    throw new NixMsgError("network", `Registration request failed: ${String(err)}`, {
+      cause: err,
+    });
   }
   let json: unknown;
   try {
     json = await res.json();
   } catch {
-    throw new NixMsgError(
-      "bad_response",
-      `Registration answered HTTP ${res.status} without JSON`,
-      {
-        status: res.status,
-      },
-    );
+    throw new NixMsgError("bad_response", `Registration answered HTTP ${res.status} without JSON`, {
+      status: res.status,
+    });
   }
   const body = (json ?? {}) as {
     ok?: unknown;
@@ -62,16 +54,10 @@ export async function register(
   };
   if (body.ok === true && typeof body.data?.id === "string") {
     const pw = body.data.login_password;
-    return typeof pw === "string"
-      ? { id: body.data.id, loginPassword: pw }
-      : { id: body.data.id };
+    return typeof pw === "string" ? { id: body.data.id, loginPassword: pw } : { id: body.data.id };
   }
-  const code = typeof body.error?.code === "string"
-    ? body.error.code
-    : "bad_response";
-  const message = typeof body.error?.message === "string"
-    ? body.error.message
-    : code;
+  const code = typeof body.error?.code === "string" ? body.error.code : "bad_response";
+  const message = typeof body.error?.message === "string" ? body.error.message : code;
   const data = typeof body.error?.data === "object" && body.error.data !== null
     ? (body.error.data as Record<string, unknown>)
     : undefined;

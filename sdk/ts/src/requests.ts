@@ -36,12 +36,7 @@ export class PendingRequests {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#map.delete(rid);
-        reject(
-          new NixMsgError(
-            "timeout",
-            `No response to ${type} within ${this.#timeoutMs} ms`,
-          ),
-        );
+        reject(new NixMsgError("timeout", `No response to ${type} within ${this.#timeoutMs} ms`));
         this.#onSettled();
       }, this.#timeoutMs);
       this.#map.set(rid, { resolve, reject, timer });
@@ -49,22 +44,14 @@ export class PendingRequests {
   }
 
   /** Applies a `resp`; false when `rid` is not waited for. */
-  settle(
-    rid: string,
-    ok: boolean,
-    data: unknown,
-    error: NixMsgError | undefined,
-  ): boolean {
+  settle(rid: string, ok: boolean, data: unknown, error: NixMsgError | undefined): boolean {
     const p = this.#map.get(rid);
     if (!p) return false;
     this.#map.delete(rid);
     clearTimeout(p.timer);
     if (ok) p.resolve((data ?? {}) as Record<string, unknown>);
     else {
-      p.reject(
-        error ??
-          new NixMsgError("bad_response", "Request failed without an error"),
-      );
+      p.reject(error ?? new NixMsgError("bad_response", "Request failed without an error"));
     }
     this.#onSettled();
     return true;

@@ -18,9 +18,7 @@ import type {
 type Data = Record<string, unknown>;
 
 function list(v: unknown): Data[] {
-  return Array.isArray(v)
-    ? v.filter((x): x is Data => typeof x === "object" && x !== null)
-    : [];
+  return Array.isArray(v) ? v.filter((x): x is Data => typeof x === "object" && x !== null) : [];
 }
 
 export function toRecall(d: Data): RecallResult {
@@ -110,9 +108,7 @@ export function toGroupList(d: Data): Page<GroupSummary> {
 }
 
 export function toGroupDetails(d: Data): GroupDetails {
-  const group = typeof d.group === "object" && d.group !== null
-    ? (d.group as Data)
-    : d;
+  const group = typeof d.group === "object" && d.group !== null ? (d.group as Data) : d;
   return {
     ...toSummary(group),
     members: {

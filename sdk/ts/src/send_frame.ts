@@ -37,9 +37,7 @@ export function buildSendFrame(
   }
   const frame: Record<string, unknown> & { id: string } = {
     id: options.id ?? uuidv7(),
-    to: typeof to === "string"
-      ? { kind: "endpoint", id: to }
-      : { kind: to.kind, id: to.id },
+    to: typeof to === "string" ? { kind: "endpoint", id: to } : { kind: to.kind, id: to.id },
     body: encodeBody(body, options.contentType, limits.maxBodyBytes),
   };
   if (options.meta !== undefined) {
@@ -47,9 +45,7 @@ export function buildSendFrame(
     frame.meta = options.meta;
   }
   if (options.sendAt !== undefined) {
-    const local = options.sendAt instanceof Date
-      ? options.sendAt.getTime()
-      : options.sendAt;
+    const local = options.sendAt instanceof Date ? options.sendAt.getTime() : options.sendAt;
     frame.send_at_ms = Math.max(0, Math.round(local + offsetMs));
   }
   if (options.delay !== undefined) {

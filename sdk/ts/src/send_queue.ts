@@ -74,10 +74,7 @@ export class SendQueue {
     if (this.#closed) return Promise.reject(this.#closed);
     if (this.#entries.length >= this.#capacity) {
       return Promise.reject(
-        new NixMsgError(
-          "queue_full",
-          `The send queue already holds ${this.#capacity} messages`,
-        ),
+        new NixMsgError("queue_full", `The send queue already holds ${this.#capacity} messages`),
       );
     }
     return new Promise<SendResult>((resolve, reject) => {
@@ -96,10 +93,7 @@ export class SendQueue {
    * The next send to publish under `rid`, or undefined when the window is full or nothing is
    * due. The caller serializes it with {@link frameFor}.
    */
-  take(
-    now: number,
-    rid: () => string,
-  ): { rid: string; frame: SendFrameBody } | undefined {
+  take(now: number, rid: () => string): { rid: string; frame: SendFrameBody } | undefined {
     if (this.#byRid.size >= this.#maxInFlight) return undefined;
     const e = this.#entries.find((x) => x.rid === null && x.notBefore <= now);
     if (!e) return undefined;
@@ -151,16 +145,10 @@ export class SendQueue {
       e.resolve({
         id: typeof d.id === "string" ? d.id : e.frame.id,
         sendAtMs: typeof d.send_at_ms === "number" ? d.send_at_ms : 0,
-        state:
-          (typeof d.state === "string" ? d.state : "dispatched") as SendResult[
-            "state"
-          ],
+        state: (typeof d.state === "string" ? d.state : "dispatched") as SendResult["state"],
       });
     } else {
-      e.reject(
-        resp.error ??
-          new NixMsgError("bad_response", "Send failed without an error"),
-      );
+      e.reject(resp.error ?? new NixMsgError("bad_response", "Send failed without an error"));
     }
     return "done";
   }
@@ -193,9 +181,6 @@ export class SendQueue {
 }
 
 /** The wire frame of a queued send under `rid`: the same content on every publish. */
-export function frameFor(
-  rid: string,
-  frame: SendFrameBody,
-): Record<string, unknown> {
+export function frameFor(rid: string, frame: SendFrameBody): Record<string, unknown> {
   return { v: 1, type: "send", rid, ...frame };
 }

@@ -76,10 +76,7 @@ export function tuneStream(stream: unknown, url: string): Tuning {
   if (scheme === "ws" || scheme === "wss") {
     const writable = stream as Partial<NodeWritable>;
     // The browser transport (BufferedDuplex) already has a _writev; leave it as it is.
-    if (
-      typeof writable._write !== "function" ||
-      typeof writable._writev === "function"
-    ) {
+    if (typeof writable._write !== "function" || typeof writable._writev === "function") {
       return "none";
     }
     if (writable.writableObjectMode === true) return "none";
@@ -96,11 +93,7 @@ export function tuneStream(stream: unknown, url: string): Tuning {
  * than one write is buffered, i.e. after a `cork()` (mqtt-packet corks every packet until the
  * next tick) or while the previous frame is still being flushed.
  */
-function coalescingWritev(
-  this: NodeWritable,
-  chunks: BufferedWrite[],
-  cb: WriteCallback,
-): void {
+function coalescingWritev(this: NodeWritable, chunks: BufferedWrite[], cb: WriteCallback): void {
   const frames = joinFrames(chunks);
   const send = (i: number): void => {
     const frame = frames[i]!;

@@ -3,13 +3,7 @@ import type { NixMsgError } from "./errors.ts";
 import type { Transport } from "./url.ts";
 
 /** Any JSON value. */
-export type JsonValue =
-  | null
-  | boolean
-  | number
-  | string
-  | JsonValue[]
-  | JsonObject;
+export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject;
 /** A JSON object. */
 export type JsonObject = { [key: string]: JsonValue };
 

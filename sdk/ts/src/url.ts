@@ -50,10 +50,7 @@ function basePath(u: URL): string {
  * connectionUrl("wss://relay.example:7443/mqtt", "tcp"); // "mqtts://relay.example:7443"
  * ```
  */
-export function connectionUrl(
-  url: string,
-  transport: Transport = "websocket",
-): string {
+export function connectionUrl(url: string, transport: Transport = "websocket"): string {
   const u = parse(url);
   const secure = SECURE[u.protocol];
   if (transport === "tcp") return `${secure ? "mqtts" : "mqtt"}://${u.host}`;

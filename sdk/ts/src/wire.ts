@@ -119,11 +119,7 @@ export function respError(f: InboundFrame): NixMsgError {
   const data = typeof e.data === "object" && e.data !== null
     ? (e.data as Record<string, unknown>)
     : undefined;
-  return new NixMsgError(
-    code,
-    typeof e.message === "string" ? e.message : code,
-    { data },
-  );
+  return new NixMsgError(code, typeof e.message === "string" ? e.message : code, { data });
 }
 
 export { num, numOrNull, str };

@@ -24,8 +24,7 @@ after(async () => {
   await h?.stop();
 });
 
-const code = (c: string) => (e: unknown) =>
-  e instanceof NixMsgError && e.code === c;
+const code = (c: string) => (e: unknown) => e instanceof NixMsgError && e.code === c;
 
 /** Timers, sockets and other handles this process holds (Node's own count). */
 function resources(): string[] {
@@ -42,9 +41,7 @@ async function backToBaseline(base: string[], what: string): Promise<void> {
       const extra = [...now];
       for (const r of base) extra.splice(extra.indexOf(r), 1);
       assert.fail(
-        `${what}: ${extra.length} handles outlived the client: ${
-          extra.join(", ")
-        }`,
+        `${what}: ${extra.length} handles outlived the client: ${extra.join(", ")}`,
       );
     }
     await new Promise((r) => setTimeout(r, 50));
@@ -66,9 +63,8 @@ async function deliveries(
     `/api/admin/messages?sender=${from}&recipient=${to}`,
   );
   assert.equal(list.status, 200, JSON.stringify(list.body));
-  const items =
-    (list.body as { data: { items: { seq: number; id: string }[] } }).data
-      .items;
+  const items = (list.body as { data: { items: { seq: number; id: string }[] } }).data
+    .items;
   const out = new Map<string, Delivery>();
   for (const m of items) {
     const d = await h.admin("GET", `/api/admin/messages/${m.seq}`);
@@ -123,9 +119,7 @@ test("checklist 17a: close as the fifth handler returns loses no ack (20 rounds)
     await within(closing!, 7000, `round ${round}: close`);
     // Right after close, without a retry loop: close waited for the ack responses.
     const server = await deliveries(ea.id, eb.id);
-    notAccepted += ids.filter((id) =>
-      server.get(id)?.state !== "accepted"
-    ).length;
+    notAccepted += ids.filter((id) => server.get(id)?.state !== "accepted").length;
 
     const again = track(h.info.ws_url, eb.id, { password: eb.password });
     await within(
@@ -178,9 +172,7 @@ test("checklist 17b: close drains in-flight requests, then fails the rest with c
       a2.client.send(b.client.endpointId, "held"),
       a2.client.status(sent.id),
       a2.client.getSelf(),
-    ].map((p) =>
-      p.then(() => "answered", (e: unknown) => (e as NixMsgError).code)
-    );
+    ].map((p) => p.then(() => "answered", (e: unknown) => (e as NixMsgError).code));
     const t0 = Date.now();
     await a2.client.close({ timeoutMs: 1000 });
     const took = Date.now() - t0;
@@ -257,9 +249,7 @@ test("checklist 17c: close is idempotent from any state, inside callbacks too", 
     if (e.state === "online") stateClose = fromState.close();
   });
   await within(
-    new Promise<void>((r) =>
-      fromState.onConnection((e) => e.state === "offline" && r())
-    ),
+    new Promise<void>((r) => fromState.onConnection((e) => e.state === "offline" && r())),
     WAIT_MS,
     "closed from the connection callback",
   );
