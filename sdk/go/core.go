@@ -238,8 +238,8 @@ func (c *Client) Ready(ctx context.Context) (ServerInfo, error) {
 // sends not yet published. Close waits for the message handler running now (unless it is
 // called from a handler) so that its automatic ack goes out, then until ctx ends (without a
 // deadline: DefaultCloseTimeout) for the acks, requests and sends in flight to be answered;
-// what is left then fails with "closed". It returns once the client's goroutines have ended
-// (within the same bound). It can be called any number of times, concurrently, before
+// what is left then fails with "closed". It returns once the connection and the client's
+// goroutines have ended, at most 2 s after that. It can be called any number of times, concurrently, before
 // Connect, while reconnecting, from a handler, and after the client stopped; it returns nil.
 func (c *Client) Close(ctx context.Context) error {
 	inHandler := c.run.current()
@@ -288,11 +288,14 @@ func (c *Client) Close(ctx context.Context) error {
 	} else {
 		c.mu.Unlock()
 	}
-	// Past the bound, what is left is given up at once: no polite DISCONNECT.
+	// Past the bound, what is left is given up at once: no polite DISCONNECT. Ending the
+	// connection and the goroutines gets closeWait more, whether ctx has ended or not.
 	c.link.stopWith(stopCause{state: StateOffline, reason: "closed"}, !drained)
-	c.link.wait(ctx)
+	end, cancel := context.WithTimeout(context.Background(), closeWait)
+	defer cancel()
+	c.link.wait(end)
 	if !inHandler {
-		c.waitWorkers(ctx)
+		c.waitWorkers(end)
 	}
 	return nil
 }
