@@ -1,6 +1,6 @@
 /** The core of the client (spec 9): connection, send queue, receiving and request matching. */
 import { DEFAULT_LIMITS, encodeFrame } from "./body.ts";
-import { NixMsgError, transportError } from "./errors.ts";
+import { NixMsgError } from "./errors.ts";
 import { Link, type StopCause } from "./link.ts";
 import { Listeners } from "./listeners.ts";
 import { Receiver } from "./receiver.ts";
@@ -164,7 +164,17 @@ export class ClientCore {
       );
     }
     return new Promise((ok, fail) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
+        this.#ready.delete(w);
+        const last = this.#link.lastError;
+        fail(
+          new NixMsgError(
+            "timeout",
+            `Not online after ${timeoutMs} ms` + (last ? `: ${last.message}` : ""),
+            last ? { cause: last } : {},
+          ),
+        );
+      }, timeoutMs);
       const w = {
         ok: (i: T.ServerInfo) => {
           clearTimeout(timer);
@@ -176,19 +186,6 @@ export class ClientCore {
         },
       };
       this.#ready.add(w);
-      if (timeoutMs === undefined) return;
-      timer = setTimeout(() => {
-        this.#ready.delete(w);
-        const last = this.#link.lastError;
-        fail(
-          new NixMsgError(
-            "timeout",
-            `Not online after ${timeoutMs} ms` +
-              (last ? `: ${last.message}` : ""),
-            last ? { cause: last } : {},
-          ),
-        );
-      }, timeoutMs);
     });
   }
 
