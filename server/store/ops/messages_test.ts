@@ -15,8 +15,6 @@ import { PLACEMENT_CASES, TARGET_CASES } from "./_message_cases.ts";
 
 // spec 7.3, 7.4, 6.4: submit, dispatch, recall. Real SQLite in memory, injected clock.
 
-const GRACE = 60_000;
-
 /** Inserts an endpoint that was never online unless `o` says otherwise (offline_since NULL). */
 function addEndpoint(db: DatabaseSync, id: string, o: EndpointFixture = {}): void {
   insertEndpoint(db, id, { offlineSince: null, ...o });
