@@ -63,7 +63,7 @@ function sqliteStore(): Promise<ContractStore> {
     },
     rows<T>(sql: string, ...params: unknown[]) {
       return Promise.resolve(
-        db.prepare(sql).all(...(params as (string | number | null)[])) as T[],
+        db.prepare(sql).all(...(params as (string | number | null)[])).map((r) => ({ ...r })) as T[],
       );
     },
     exec(sql, ...params) {
@@ -129,7 +129,7 @@ async function postgresStore(): Promise<ContractStore> {
       }
     },
     async rows<T>(sql: string, ...params: unknown[]) {
-      return [...(await query<T>(pg.sql, dollar(sql), params))];
+      return (await query<T>(pg.sql, dollar(sql), params)).map((r) => ({ ...r }));
     },
     async exec(sql, ...params) {
       await query(pg.sql, dollar(sql), params);
