@@ -63,7 +63,9 @@ function sqliteStore(): Promise<ContractStore> {
     },
     rows<T>(sql: string, ...params: unknown[]) {
       return Promise.resolve(
-        db.prepare(sql).all(...(params as (string | number | null)[])).map((r) => ({ ...r })) as T[],
+        db.prepare(sql).all(...(params as (string | number | null)[])).map((r) => ({
+          ...r,
+        })) as T[],
       );
     },
     exec(sql, ...params) {

@@ -24,7 +24,11 @@ contractTest("claim marks unpushed pending deliveries oldest first, up to the li
   for (const [id, at] of [["x", T0 + 30], ["y", T0 + 10], ["z", T0 + 20]] as const) {
     seqs.push((await s.run("message.submit", binaryArgs(id, { sendAt: at }), at)).seq!);
   }
-  const first = await s.run("delivery.claim", { endpointId: "b", connCode: "c1", limit: 2 }, T0 + 50);
+  const first = await s.run(
+    "delivery.claim",
+    { endpointId: "b", connCode: "c1", limit: 2 },
+    T0 + 50,
+  );
   assert.deepEqual(first.claimed.map((c) => c.msgId), ["y", "z"]);
   assert.deepEqual(first.claimed[0], {
     seq: seqs[1],
@@ -34,9 +38,17 @@ contractTest("claim marks unpushed pending deliveries oldest first, up to the li
     expireAt: null,
     sendAt: T0 + 10,
   });
-  const rest = await s.run("delivery.claim", { endpointId: "b", connCode: "c1", limit: 5 }, T0 + 50);
+  const rest = await s.run(
+    "delivery.claim",
+    { endpointId: "b", connCode: "c1", limit: 5 },
+    T0 + 50,
+  );
   assert.deepEqual(rest.claimed.map((c) => c.msgId), ["x"]);
-  const none = await s.run("delivery.claim", { endpointId: "b", connCode: "c2", limit: 5 }, T0 + 50);
+  const none = await s.run(
+    "delivery.claim",
+    { endpointId: "b", connCode: "c2", limit: 5 },
+    T0 + 50,
+  );
   assert.deepEqual(none.claimed, []);
   const attempts = await s.rows<{ attempts: number; pushed_conn: string }>(
     "SELECT attempts, pushed_conn FROM deliveries ORDER BY seq",
@@ -49,7 +61,9 @@ contractTest("unmark clears a push mark only while it is still this connection's
   const m = await s.run("message.submit", binaryArgs("u"));
   await s.run("delivery.claim", { endpointId: "b", connCode: "c1", limit: 5 });
   const ref = { seq: m.seq!, endpointId: "b" };
-  assert.deepEqual(await s.run("delivery.unmark", { ...ref, connCode: "other" }), { cleared: false });
+  assert.deepEqual(await s.run("delivery.unmark", { ...ref, connCode: "other" }), {
+    cleared: false,
+  });
   assert.deepEqual(await s.run("delivery.unmark", { ...ref, connCode: "c1" }), { cleared: true });
   assert.deepEqual(await s.run("delivery.unmark", { ...ref, connCode: "c1" }), { cleared: false });
 });
@@ -86,8 +100,14 @@ contractTest("ack after recall answers the final state; unknown ids are not_foun
   const r = await s.run("delivery.ack", { endpointId: "b", from: "a", id: "r" });
   assert.equal(r.result, "recalled");
   assert.equal(r.changed, false);
-  assert.equal(await s.codeOf("delivery.ack", { endpointId: "b", from: "a", id: "nope" }), "not_found");
-  assert.equal(await s.codeOf("delivery.ack", { endpointId: "a", from: "a", id: "r" }), "not_found");
+  assert.equal(
+    await s.codeOf("delivery.ack", { endpointId: "b", from: "a", id: "nope" }),
+    "not_found",
+  );
+  assert.equal(
+    await s.codeOf("delivery.ack", { endpointId: "a", from: "a", id: "r" }),
+    "not_found",
+  );
 });
 
 contractTest("an ack with a lent claim marks the next deliveries in order", async (s) => {
@@ -106,7 +126,13 @@ contractTest("an ack with a lent claim marks the next deliveries in order", asyn
 
 const TIMEOUTS = [
   { name: "not kept", keep: false, at: T0 + 1000, want: "dropped", line: "b:dropped:not_acked" },
-  { name: "kept, past its TTL", keep: true, at: T0 + 61_000, want: "expired", line: "b:expired:ttl" },
+  {
+    name: "kept, past its TTL",
+    keep: true,
+    at: T0 + 61_000,
+    want: "expired",
+    line: "b:expired:ttl",
+  },
   { name: "kept, within its TTL", keep: true, at: T0 + 1000, want: "repush", line: "b:pending:" },
 ] as const;
 
@@ -116,7 +142,10 @@ for (const c of TIMEOUTS) {
     const m = await s.run("message.submit", binaryArgs("t", { keep: c.keep }));
     await s.run("delivery.claim", { endpointId: "b", connCode: "c1", limit: 5 });
     const ref = { seq: m.seq!, endpointId: "b" };
-    assert.equal((await s.run("delivery.ack_timeout", { ...ref, connCode: "old" }, c.at)).outcome, "none");
+    assert.equal(
+      (await s.run("delivery.ack_timeout", { ...ref, connCode: "old" }, c.at)).outcome,
+      "none",
+    );
     const r = await s.run("delivery.ack_timeout", { ...ref, connCode: "c1" }, c.at);
     assert.equal(r.outcome, c.want);
     assert.deepEqual(await deliveryLines(s, m.seq!), [c.line]);
@@ -126,11 +155,19 @@ for (const c of TIMEOUTS) {
 contractTest("a frame too large rejects the delivery with a receipt", async (s) => {
   await twoEndpoints(s);
   const m = await s.run("message.submit", binaryArgs("big"));
-  const r = await s.run("delivery.reject_too_large", { seq: m.seq!, endpointId: "b", connCode: "c1" });
+  const r = await s.run("delivery.reject_too_large", {
+    seq: m.seq!,
+    endpointId: "b",
+    connCode: "c1",
+  });
   assert.equal(r.rejected, true);
   assert.deepEqual(r.receipts.map((x) => `${x.state}:${x.reason}`), ["rejected:too_large"]);
   assert.equal(await messageLine(s, m.seq!), "completed:");
-  const again = await s.run("delivery.reject_too_large", { seq: m.seq!, endpointId: "b", connCode: "c1" });
+  const again = await s.run("delivery.reject_too_large", {
+    seq: m.seq!,
+    endpointId: "b",
+    connCode: "c1",
+  });
   assert.equal(again.rejected, false);
 });
 

@@ -12,42 +12,45 @@ const RETENTION = {
   idempotencyMs: DAY,
 };
 
-contractTest("housekeeping deletes old completed records, receipts and keys, in batches", async (s) => {
-  await s.addEndpoint("a");
-  await s.addEndpoint("b", { offlineSince: null });
-  // Three old messages (completed at once: b is offline), one young one.
-  for (const id of ["o1", "o2", "o3"]) await s.run("message.submit", binaryArgs(id), T0);
-  await s.run("message.submit", binaryArgs("young", { sendAt: T0 + 8 * DAY }), T0 + 8 * DAY);
-  const now = T0 + 8 * DAY;
-  let cursor: HousekeepingCursor | null = null;
-  const totals = { messages: 0, receipts: 0, keys: 0, calls: 0 };
-  for (let more = true; more;) {
-    const r: HousekeepingResult = await s.run(
-      "housekeeping.run",
-      { ...RETENTION, batch: 2, cursor },
-      now,
+contractTest(
+  "housekeeping deletes old completed records, receipts and keys, in batches",
+  async (s) => {
+    await s.addEndpoint("a");
+    await s.addEndpoint("b", { offlineSince: null });
+    // Three old messages (completed at once: b is offline), one young one.
+    for (const id of ["o1", "o2", "o3"]) await s.run("message.submit", binaryArgs(id), T0);
+    await s.run("message.submit", binaryArgs("young", { sendAt: T0 + 8 * DAY }), T0 + 8 * DAY);
+    const now = T0 + 8 * DAY;
+    let cursor: HousekeepingCursor | null = null;
+    const totals = { messages: 0, receipts: 0, keys: 0, calls: 0 };
+    for (let more = true; more;) {
+      const r: HousekeepingResult = await s.run(
+        "housekeeping.run",
+        { ...RETENTION, batch: 2, cursor },
+        now,
+      );
+      totals.messages += r.deletedMessages;
+      totals.receipts += r.deletedReceipts;
+      totals.keys += r.deletedKeys;
+      totals.calls++;
+      ({ more, cursor } = r);
+      assert.ok(totals.calls < 10, "housekeeping ends");
+    }
+    assert.deepEqual({ ...totals, calls: totals.calls > 1 }, {
+      messages: 3,
+      receipts: 3,
+      keys: 3,
+      calls: true,
+    });
+    assert.deepEqual(
+      (await s.rows<{ id: string }>("SELECT id FROM messages")).map((r) => r.id),
+      ["young"],
     );
-    totals.messages += r.deletedMessages;
-    totals.receipts += r.deletedReceipts;
-    totals.keys += r.deletedKeys;
-    totals.calls++;
-    ({ more, cursor } = r);
-    assert.ok(totals.calls < 10, "housekeeping ends");
-  }
-  assert.deepEqual({ ...totals, calls: totals.calls > 1 }, {
-    messages: 3,
-    receipts: 3,
-    keys: 3,
-    calls: true,
-  });
-  assert.deepEqual(
-    (await s.rows<{ id: string }>("SELECT id FROM messages")).map((r) => r.id),
-    ["young"],
-  );
-  assert.equal(await countRows(s, "send_keys"), 1);
-  assert.equal(await countRows(s, "deliveries"), 1);
-  assert.equal(await countRows(s, "message_bodies"), 0);
-});
+    assert.equal(await countRows(s, "send_keys"), 1);
+    assert.equal(await countRows(s, "deliveries"), 1);
+    assert.equal(await countRows(s, "message_bodies"), 0);
+  },
+);
 
 contractTest("housekeeping keeps a key while its record exists or it is young", async (s) => {
   await s.addEndpoint("a");

@@ -16,7 +16,9 @@ contractTest("receipt ids grow and receipt.ack accepts only the owner's, repeata
   assert.deepEqual(await s.run("receipt.ack", { senderId: "a", receiptId: ids[0] }), { ok: true });
   assert.deepEqual(await s.run("receipt.ack", { senderId: "a", receiptId: ids[0] }), { ok: true });
   assert.deepEqual(await s.run("receipt.ack", { senderId: "b", receiptId: ids[1] }), { ok: false });
-  assert.deepEqual(await s.run("receipt.ack", { senderId: "a", receiptId: 999_999 }), { ok: false });
+  assert.deepEqual(await s.run("receipt.ack", { senderId: "a", receiptId: 999_999 }), {
+    ok: false,
+  });
   assert.equal(await countRows(s, "receipts", "acked = 1"), 1);
 });
 

@@ -9,7 +9,10 @@ contractTest("a talk password is required, then a verified one writes a grant", 
   await s.addEndpoint("b", { talkHash: "hb", talkVersion: 2, offlineSince: null });
   assert.equal(await s.codeOf("message.submit", binaryArgs("t1")), "talk_password_required");
   assert.equal(
-    await s.codeOf("message.submit", binaryArgs("t2", { talk: { verdict: "password_wrong", expectedVersion: 2 } })),
+    await s.codeOf(
+      "message.submit",
+      binaryArgs("t2", { talk: { verdict: "password_wrong", expectedVersion: 2 } }),
+    ),
     "talk_password_invalid",
   );
   assert.equal(await countRows(s, "talk_grants"), 0);
@@ -30,7 +33,10 @@ contractTest("a password verified against an older version is stale", async (s) 
   await s.addEndpoint("a");
   await s.addEndpoint("b", { talkHash: "hb", talkVersion: 5 });
   try {
-    await s.run("message.submit", binaryArgs("s1", { talk: { verdict: "password_ok", expectedVersion: 4 } }));
+    await s.run(
+      "message.submit",
+      binaryArgs("s1", { talk: { verdict: "password_ok", expectedVersion: 4 } }),
+    );
     assert.fail("a stale password must be refused");
   } catch (err) {
     assert.equal((err as { code?: string }).code, "talk_password_invalid");
@@ -49,7 +55,10 @@ contractTest("set_password bumps the version and voids every grant to the endpoi
     talkVersion: 2,
   });
   assert.equal(await countRows(s, "talk_grants"), 0);
-  assert.equal(await s.codeOf("talk.set_password", { endpointId: "nobody", talkHash: null }), "not_found");
+  assert.equal(
+    await s.codeOf("talk.set_password", { endpointId: "nobody", talkHash: null }),
+    "not_found",
+  );
 });
 
 contractTest("unlock writes a grant for the current version only", async (s) => {
@@ -57,7 +66,10 @@ contractTest("unlock writes a grant for the current version only", async (s) => 
   await s.addEndpoint("b", { talkHash: "hb", talkVersion: 7 });
   await s.addEndpoint("open");
   const unlock = { senderId: "a", targetId: "b", verdict: "password_ok" as const };
-  assert.equal(await s.codeOf("talk.unlock", { ...unlock, expectedVersion: 6 }), "talk_password_invalid");
+  assert.equal(
+    await s.codeOf("talk.unlock", { ...unlock, expectedVersion: 6 }),
+    "talk_password_invalid",
+  );
   assert.deepEqual(await s.run("talk.unlock", { ...unlock, expectedVersion: 7 }), {
     granted: true,
     talkVersion: 7,
@@ -67,7 +79,12 @@ contractTest("unlock writes a grant for the current version only", async (s) => 
     talkVersion: 7,
   });
   assert.deepEqual(
-    await s.run("talk.unlock", { senderId: "a", targetId: "open", verdict: "no_password_set", expectedVersion: 0 }),
+    await s.run("talk.unlock", {
+      senderId: "a",
+      targetId: "open",
+      verdict: "no_password_set",
+      expectedVersion: 0,
+    }),
     { granted: false, talkVersion: 0 },
   );
   assert.equal(
