@@ -64,7 +64,7 @@ Deno.test({
         return r;
       });
       // The second submit waits on the counter row until the first transaction ends.
-      await lockWaiter(db.url);
+      await lockWaiter(db.url, holder);
       assert.equal(secondSettled, false, "the second submit committed before the first");
       await execScript(held, "COMMIT");
       const r = await second;
