@@ -4,7 +4,7 @@
  * the request body is the frame's fields, and the answer is the frame's `resp.data`.
  */
 import { recallAs, sendAs, statusAs } from "../app/handlers/messaging.ts";
-import { selfRow } from "../app/endpoint_reads.ts";
+import { selfRow } from "../store/queries/endpoints.ts";
 import { OpError } from "../store/op_error.ts";
 import { HttpError } from "../http/router.ts";
 import {

@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { sha256Hex } from "../auth/tokens.ts";
 import { ADMIN_PASSWORD_MAX, ADMIN_PASSWORD_MIN } from "../auth/admin_password.ts";
-import { readSetting } from "../app/settings.ts";
+import { readSetting } from "../store/queries/settings.ts";
 import {
   clearedCookie,
   readCookie,

@@ -6,7 +6,7 @@ import {
   newSessionToken,
   sha256Hex,
 } from "../auth/tokens.ts";
-import { type LoginRow, loginRow } from "./endpoint_reads.ts";
+import { type LoginRow, loginRow } from "../store/queries/endpoints.ts";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;

@@ -1,7 +1,7 @@
 import type { App } from "./app_context.ts";
 import type { HttpContext, Route } from "../http/types.ts";
 import { HttpError } from "../http/router.ts";
-import { readSetting } from "./settings.ts";
+import { readSetting } from "../store/queries/settings.ts";
 import { constantTimeEqualString } from "../auth/tokens.ts";
 import { randomId, randomPassword } from "../auth/generate.ts";
 import { type ErrorCode, errorInfo } from "../protocol/mod.ts";

@@ -19,7 +19,7 @@ import { IpLockouts, LoginLockouts, TalkLockouts } from "../auth/lockout.ts";
 import { RateLimiter } from "../auth/rate_limit.ts";
 import { SecurityLog } from "../auth/security_log.ts";
 import { dbPath, ensureDataDir } from "./paths.ts";
-import { readSetting } from "./settings.ts";
+import { readSetting } from "../store/queries/settings.ts";
 import type { App, PresenceView } from "./app_context.ts";
 import { Presence } from "./presence.ts";
 import { talkHandlers } from "./handlers/talk.ts";

@@ -8,7 +8,7 @@ import { migrate } from "../store/migrations.ts";
 import { openDb } from "../store/db.ts";
 import { backupDatabase } from "../store/backup.ts";
 import { setAdminPassword } from "../store/ops/admin.ts";
-import { readSetting } from "../app/settings.ts";
+import { readSetting } from "../store/queries/settings.ts";
 import { PasswordPool } from "../auth/password_pool.ts";
 import { randomPassword } from "../auth/generate.ts";
 import { adminPasswordProblem } from "../auth/admin_password.ts";

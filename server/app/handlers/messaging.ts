@@ -10,7 +10,7 @@ import {
 import type { SendData } from "../../protocol/frames.ts";
 import { prepareCached } from "../../store/db.ts";
 import { messageStatus } from "../../store/queries/status.ts";
-import { selfRow } from "../endpoint_reads.ts";
+import { selfRow } from "../../store/queries/endpoints.ts";
 import { canonicalMeta } from "./meta.ts";
 import { crashPoint } from "../../config/crash_point.ts";
 import { decideTalk, isStale } from "../talk.ts";

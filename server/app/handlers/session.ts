@@ -2,8 +2,8 @@ import type { Handler, HandlerTable } from "../mqtt_app.ts";
 import { encodeFrame, okResp, ProtocolError } from "../../protocol/mod.ts";
 import type { HelloData } from "../../protocol/frames.ts";
 import { VERSION } from "../../version.ts";
-import { selfRow } from "../endpoint_reads.ts";
-import { loginRow } from "../endpoint_reads.ts";
+import { selfRow } from "../../store/queries/endpoints.ts";
+import { loginRow } from "../../store/queries/endpoints.ts";
 import { newSessionToken, sha256Hex } from "../../auth/tokens.ts";
 
 /** spec 6.1: the handshake; afterwards the connection is online and pushing may start. */
