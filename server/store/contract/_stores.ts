@@ -9,6 +9,10 @@ import { fromWireError, type OpArgs, OpError, type OpResult } from "../op.ts";
 import { type Ops, ops, unguardedOps } from "../ops/mod.ts";
 import { addEndpoint, addGroup, type EndpointFixture, T0, testDb } from "../ops/_testing.ts";
 import { pgOps } from "../postgres/ops/mod.ts";
+import { pgQueries } from "../postgres/queries/mod.ts";
+import { readerOn } from "../postgres/op.ts";
+import type { QueryArgs, QueryResult } from "../query.ts";
+import { type Queries, queries } from "../queries/mod.ts";
 import { PgWriter } from "../postgres/writer.ts";
 import { pgIgnored, pgTestDb } from "../postgres/_testing.ts";
 import { query } from "../postgres/sql.ts";
@@ -27,6 +31,11 @@ export interface ContractStore {
   ): Promise<OpResult<Ops[K]>>;
   /** The OpError code of the op, or "ok". */
   codeOf<K extends keyof Ops & string>(op: K, args: OpArgs<Ops[K]>, now?: number): Promise<string>;
+  /** Runs one read query (the SQLite store's reader, or the PostgreSQL pool). */
+  query<K extends keyof Queries & string>(
+    name: K,
+    args: QueryArgs<Queries[K]>,
+  ): Promise<QueryResult<Queries[K]>>;
   /** An endpoint row; offline since T0 unless told otherwise (as `ops/_testing.ts`). */
   addEndpoint(id: string, o?: EndpointFixture): Promise<void>;
   /** A group owned by `members[0]`; member i joined at `joinedAt + i`. */
@@ -53,6 +62,15 @@ function sqliteStore(): Promise<ContractStore> {
       return Promise.reject(fromWireError(value, op));
     },
     codeOf: (op, args, now) => codeOfRun(() => store.run(op, args, now)),
+    query(name, args) {
+      try {
+        const fn = queries[name] as unknown as (db: DatabaseSync, a: unknown) => never;
+        // node:sqlite rows have no prototype; the server never looks, the assertions would.
+        return Promise.resolve(structuredClone(fn(db, args)));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    },
     addEndpoint(id, o) {
       addEndpoint(db, id, o);
       return Promise.resolve();
@@ -84,6 +102,7 @@ async function postgresStore(): Promise<ContractStore> {
   const pg = await pgTestDb();
   let now = T0;
   const writer = new PgWriter(pg.sql, pgOps, pg.ctx, { clock: () => now });
+  const reader = readerOn(pg.sql);
   const dollar = (sql: string) => {
     let n = 0;
     return sql.replace(/\?/g, () => `$${++n}`);
@@ -95,6 +114,10 @@ async function postgresStore(): Promise<ContractStore> {
       return writer.run(op, args) as never;
     },
     codeOf: (op, args, at) => codeOfRun(() => store.run(op, args, at)),
+    query(name, args) {
+      const fn = pgQueries[name] as unknown as (r: typeof reader, a: unknown) => Promise<never>;
+      return fn(reader, args);
+    },
     async addEndpoint(id, o = {}) {
       await query(
         pg.sql,

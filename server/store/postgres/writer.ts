@@ -53,6 +53,7 @@ export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
   #closed = false;
   #healthy = true;
   #commits = 0;
+  #inBatch = 0;
   #idle: (() => void)[] = [];
   #listeners = new Set<(info: CommitInfo) => void>();
 
@@ -90,9 +91,14 @@ export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
     return this.#commits;
   }
 
-  /** Ops queued and not yet settled. */
+  /** Ops queued or in the running batch, not yet settled. */
   get backlog(): number {
-    return this.#queue.length;
+    return this.#queue.length + this.#inBatch;
+  }
+
+  /** True once `close` was called: `run` rejects with `busy` from then on. */
+  get closed(): boolean {
+    return this.#closed;
   }
 
   /** Calls `fn` after every batch, committed or failed; returns the unsubscribe function. */
@@ -136,7 +142,9 @@ export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
     try {
       while (this.#queue.length > 0) {
         const batch = this.#queue.splice(0, this.#maxBatch);
+        this.#inBatch = batch.length;
         await this.#runBatch(batch);
+        this.#inBatch = 0;
       }
     } finally {
       this.#running = false;

@@ -6,7 +6,7 @@ import {
   type ReceiptRow,
   type ReceiptState,
 } from "../../ops/receipts.ts";
-import type { PgTx } from "../op.ts";
+import type { PgReader, PgTx } from "../op.ts";
 
 // Receipts and the end of a message's life (spec 6.4, 7.6); the twin of
 // server/store/ops/receipts.ts, with the loaders every messaging op shares.
@@ -40,13 +40,13 @@ const SQL_RECEIPT_EXISTS =
   "SELECT 1 AS found FROM receipts WHERE receipt_id = $1 AND sender_id = $2";
 
 /** Reads a message by `seq`; undefined when its record is gone. */
-export async function messageBySeq(t: PgTx, seq: number): Promise<MessageRow | undefined> {
+export async function messageBySeq(t: PgReader, seq: number): Promise<MessageRow | undefined> {
   return (await t.q<MessageRow>(SQL_MESSAGE_BY_SEQ, [seq]))[0];
 }
 
 /** Reads a message by its sender and id; undefined when its record is gone. */
 export async function messageById(
-  t: PgTx,
+  t: PgReader,
   senderId: string,
   id: string,
 ): Promise<MessageRow | undefined> {
@@ -55,7 +55,7 @@ export async function messageById(
 
 /** Deliveries of a message by state, every state present. */
 export async function countDeliveries(
-  t: PgTx,
+  t: PgReader,
   seq: number,
 ): Promise<Record<DeliveryState, number>> {
   const counts = Object.fromEntries(DELIVERY_STATES.map((s) => [s, 0])) as Record<

@@ -8,7 +8,7 @@ import type {
   UnlockResult,
 } from "../../ops/talk.ts";
 import { OpError } from "../../op_error.ts";
-import type { PgTx } from "../op.ts";
+import type { PgReader, PgTx } from "../op.ts";
 
 // Talk passwords and grants (spec 6.2, 6.6, 7.3 steps 3-5); the twin of server/store/ops/talk.ts.
 
@@ -26,7 +26,7 @@ const SQL_DELETE_GRANTS_TO = "DELETE FROM talk_grants WHERE target_id = $1";
 
 /** Whether `senderId` must give `targetId`'s talk password (spec 6.2); a pure read. */
 export async function grantState(
-  t: PgTx,
+  t: PgReader,
   senderId: string,
   targetId: string,
 ): Promise<GrantState> {
