@@ -5,6 +5,7 @@
 #
 #   eval "$(bash scripts/test_postgres.sh start)"   # exports NIXMSG_TEST_POSTGRES_URL, NIXMSG_TEST_POSTGRES_DIR
 #   bash scripts/test_postgres.sh stop "$NIXMSG_TEST_POSTGRES_DIR"
+#   bash scripts/test_postgres.sh pause DIR | resume DIR   # stop / start the server, data kept
 #
 # Only the export lines go to stdout; progress and errors go to stderr.
 set -euo pipefail
@@ -50,6 +51,7 @@ start() {
       echo "test_postgres: the server did not start:" >&2; tail -n 20 "$dir/server.log" >&2; exit 1
     fi
   done
+  echo "$port" > "$dir/port"
   as_pg env PGPASSWORD="$pw" "$bin/createdb" -h "$dir" -p "$port" -U postgres nixmsg_test
   echo "test_postgres: PostgreSQL $("$bin/pg_ctl" --version | awk '{print $3}') on 127.0.0.1:$port ($dir)" >&2
   echo "export NIXMSG_TEST_POSTGRES_URL='postgres://postgres:$pw@127.0.0.1:$port/nixmsg_test'"
@@ -64,8 +66,29 @@ stop() {
   rm -rf "$dir"
 }
 
+# Stops the server of DIR and keeps its data (a PostgreSQL outage, for the restart tests).
+pause() {
+  local dir="${1:-}" bin
+  [ -n "$dir" ] && [ -d "$dir/data" ] || { echo "test_postgres: no data directory given" >&2; exit 1; }
+  bin="$(find_bin)"
+  as_pg "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
+}
+
+# Starts the server of DIR again on its port.
+resume() {
+  local dir="${1:-}" bin port
+  [ -n "$dir" ] && [ -f "$dir/port" ] || { echo "test_postgres: no data directory given" >&2; exit 1; }
+  bin="$(find_bin)"
+  port="$(cat "$dir/port")"
+  as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=on -c synchronous_commit=on" \
+    start >/dev/null
+}
+
 case "${1:-}" in
   start) start ;;
   stop) stop "${2:-}" ;;
-  *) echo "usage: $0 start | stop DIR" >&2; exit 2 ;;
+  pause) pause "${2:-}" ;;
+  resume) resume "${2:-}" ;;
+  *) echo "usage: $0 start | stop DIR | pause DIR | resume DIR" >&2; exit 2 ;;
 esac
