@@ -8,6 +8,7 @@ import { startTestServer, type TestServer } from "./helpers/test_server.ts";
 import { Logger } from "../server/log/log.ts";
 import { openDb } from "../server/store/db.ts";
 import { openReader } from "../server/store/reader.ts";
+import type { SqliteStore } from "../server/store/sqlite_store.ts";
 import { dbPath } from "../server/app/paths.ts";
 
 const PW = "device-password-1";
@@ -27,7 +28,7 @@ function assertDroppedWithoutConnack(c: TestClient, what: string): void {
 
 Deno.test("with the database unreadable, password and token logins are closed without a CONNACK, and the client's retry succeeds once it reads again", async () => {
   const { t, lines } = await serverWithLog();
-  const app = t.server.app as { reader: DatabaseSync };
+  const app = t.server.store as SqliteStore;
   const healthy = app.reader;
   try {
     await t.createEndpoint("dev1", PW);

@@ -8,7 +8,7 @@ import type { App } from "../app/app_context.ts";
 import type { HttpContext } from "../http/types.ts";
 import type { Attempt, IpLockouts } from "../auth/lockout.ts";
 import { sha256Hex } from "../auth/tokens.ts";
-import { adminSessionExpiry, apiTokenByHash, type TokenRow } from "../store/queries/admin.ts";
+import type { TokenRow } from "../store/queries/admin.ts";
 import { readCookie, SESSION_COOKIE } from "./cookies.ts";
 import { httpFail } from "./request.ts";
 
@@ -57,13 +57,15 @@ export class AdminAuth {
    * The caller of `ctx`, or a thrown 401 `unauthorized` (429 while the IP is locked and a token
    * is offered). A request with an `Authorization` header is judged by it alone (spec 8).
    */
-  authenticate(ctx: HttpContext): Actor {
+  async authenticate(ctx: HttpContext): Promise<Actor> {
     const authz = ctx.req.headers.authorization;
     if (authz !== undefined) return this.#byToken(ctx, authz);
     const cookie = readCookie(ctx.req.headers.cookie, SESSION_COOKIE);
     if (cookie !== undefined && cookie !== "") {
       const sessionHash = sha256Hex(cookie);
-      const expiresAt = adminSessionExpiry(this.#app.reader, sessionHash);
+      const expiresAt = await this.#app.store.query("admin.session_expiry", {
+        tokenHash: sessionHash,
+      });
       if (expiresAt !== null && expiresAt > this.#app.clock()) {
         return { kind: "session", sessionHash, expiresAt };
       }
@@ -83,12 +85,14 @@ export class AdminAuth {
     this.#used.delete(tokenId);
   }
 
-  #byToken(ctx: HttpContext, authz: string): Actor {
+  async #byToken(ctx: HttpContext, authz: string): Promise<Actor> {
     const attempt = this.begin(ctx);
     let row: TokenRow | null;
     try {
       const m = /^Bearer +(\S+) *$/i.exec(authz);
-      row = m === null ? null : apiTokenByHash(this.#app.reader, sha256Hex(m[1]));
+      row = m === null
+        ? null
+        : await this.#app.store.query("admin.token_by_hash", { tokenHash: sha256Hex(m[1]) });
     } catch (err) {
       attempt.release();
       throw err;
@@ -113,7 +117,7 @@ export class AdminAuth {
     }
     this.#used.set(row.id, { usedAt: now, writtenAt: now });
     // Best effort: a lost touch only makes last_used_at a minute older.
-    app.writer.run("admin.token_touch", { id: row.id, usedAt: now })
+    app.store.run("admin.token_touch", { id: row.id, usedAt: now })
       .catch((err) => app.log.warn("token touch failed", { error: (err as Error).message }));
   }
 }

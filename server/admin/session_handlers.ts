@@ -4,7 +4,6 @@
 import { randomBytes } from "node:crypto";
 import { sha256Hex } from "../auth/tokens.ts";
 import { ADMIN_PASSWORD_MAX, ADMIN_PASSWORD_MIN } from "../auth/admin_password.ts";
-import { readSetting } from "../store/queries/settings.ts";
 import {
   clearedCookie,
   readCookie,
@@ -25,7 +24,7 @@ const COOKIE_BYTES = 32;
 /** The session handlers. */
 export function sessionHandlers(d: AdminDeps) {
   const { app, auth } = d;
-  const writer = app.writer;
+  const writer = app.store;
 
   /**
    * Checks `password` against the admin hash under the IP lockout (spec 5 锁定): the slot is
@@ -42,7 +41,7 @@ export function sessionHandlers(d: AdminDeps) {
     const attempt = auth.begin(req.ctx);
     let good: boolean;
     try {
-      const phc = readSetting(app.reader, "admin_password_hash");
+      const phc = await app.store.query("settings.get", { key: "admin_password_hash" });
       // Always one argon2 check, so a wrong username answers no faster than a wrong password.
       good = phc !== null
         ? await app.pool.verify(phc, password) && otherwiseOk

@@ -1,7 +1,6 @@
-import type { DatabaseSync } from "node:sqlite";
 import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/log.ts";
-import type { Writer } from "../store/writer.ts";
+import type { Store } from "../store/store.ts";
 import type { PasswordPool } from "../auth/password_pool.ts";
 import type { IpLockouts, LoginLockouts, TalkLockouts } from "../auth/lockout.ts";
 import type { RateLimiter } from "../auth/rate_limit.ts";
@@ -23,9 +22,8 @@ export interface PresenceView {
 export interface App {
   readonly config: Config;
   readonly log: Logger;
-  readonly writer: Writer;
-  /** The main thread's read-only connection (spec 7.2: reads do not go through the writer). */
-  readonly reader: DatabaseSync;
+  /** Every write op and read query (spec 7.2: reads do not go through the writer). */
+  readonly store: Store;
   readonly pool: PasswordPool;
   readonly loginLocks: LoginLockouts;
   /** Talk-password failures per sender+target and per target (spec 5 锁定). */

@@ -6,7 +6,7 @@ import {
   newSessionToken,
   sha256Hex,
 } from "../auth/tokens.ts";
-import { type LoginRow, loginRow } from "../store/queries/endpoints.ts";
+import type { LoginRow } from "../store/queries/endpoints.ts";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
@@ -58,9 +58,9 @@ export class LoginService {
     return isSessionToken(password) ? await this.#byToken(info) : await this.#byPassword(info);
   }
 
-  #row(id: string): LoginRow | null | "error" {
+  async #row(id: string): Promise<LoginRow | null | "error"> {
     try {
-      return loginRow(this.#app.reader, id);
+      return await this.#app.store.query("endpoint.login_row", { id });
     } catch (err) {
       this.#app.log.error("login lookup failed", { endpoint: id, error: (err as Error).message });
       return "error";
@@ -76,9 +76,9 @@ export class LoginService {
     return { ok: false, reason: "bad_credentials" };
   }
 
-  #byToken(info: ConnectInfo): AuthResult {
+  async #byToken(info: ConnectInfo): Promise<AuthResult> {
     const app = this.#app;
-    const row = this.#row(info.clientId);
+    const row = await this.#row(info.clientId);
     if (row === "error") return { ok: false, reason: "error" };
     if (!row) return this.#tokenRefused(info, "unknown_id");
     if (!row.enabled) return this.#tokenRefused(info, "disabled");
@@ -97,7 +97,7 @@ export class LoginService {
     this.#usedAt.set(row.id, now);
     if (now - (row.session_used_at ?? 0) >= HOUR_MS) {
       // Best effort: a failed touch only shortens the idle window, it must not refuse a login.
-      app.writer.run("endpoint.touch_session", { id: row.id, sessionHash: hash, usedAt: now })
+      app.store.run("endpoint.touch_session", { id: row.id, sessionHash: hash, usedAt: now })
         .catch((err) => app.log.warn("session touch failed", { error: (err as Error).message }));
     }
     this.#pending.set(info.connCode, { issuedToken: null });
@@ -111,7 +111,7 @@ export class LoginService {
     // concurrent guesses cannot outnumber the failures still allowed (issue 18).
     const attempt = app.loginLocks.begin(id, info.remoteAddress);
     if (attempt === null) return { ok: false, reason: "bad_credentials" };
-    const row = this.#row(id);
+    const row = await this.#row(id);
     if (row === "error") {
       attempt.release();
       return { ok: false, reason: "error" };
@@ -132,7 +132,7 @@ export class LoginService {
       : undefined;
     try {
       // spec 5: the new token is committed before CONNACK; the old one dies with this commit.
-      await app.writer.run("endpoint.set_session", {
+      await app.store.run("endpoint.set_session", {
         id,
         sessionHash: sha256Hex(token),
         ...(loginHash ? { loginHash } : {}),

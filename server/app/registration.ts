@@ -1,7 +1,6 @@
 import type { App } from "./app_context.ts";
 import type { HttpContext, Route } from "../http/types.ts";
 import { HttpError } from "../http/router.ts";
-import { readSetting } from "../store/queries/settings.ts";
 import { constantTimeEqualString } from "../auth/tokens.ts";
 import { randomId, randomPassword } from "../auth/generate.ts";
 import { type ErrorCode, errorInfo } from "../protocol/mod.ts";
@@ -66,8 +65,8 @@ export function registrationRoutes(app: App): Route[] {
     let enabled: string | null;
     let code: string | null;
     try {
-      enabled = readSetting(app.reader, "registration_enabled");
-      code = readSetting(app.reader, "registration_code");
+      enabled = await app.store.query("settings.get", { key: "registration_enabled" });
+      code = await app.store.query("settings.get", { key: "registration_code" });
     } catch {
       return fail(ctx, "busy");
     }
@@ -103,7 +102,7 @@ export function registrationRoutes(app: App): Route[] {
     try {
       const loginHash = await app.pool.hash(generated ?? body.login_password);
       const talkHash = body.talk_password ? await app.pool.hash(body.talk_password) : null;
-      await app.writer.run("endpoint.create", {
+      await app.store.run("endpoint.create", {
         id,
         name: body.name,
         remark: "",

@@ -7,6 +7,7 @@ import { dbPath, ensureDataDir } from "../app/paths.ts";
 import { migrate } from "../store/migrations.ts";
 import { openDb } from "../store/db.ts";
 import { backupDatabase } from "../store/backup.ts";
+import { backupRefusal, openStore } from "../store/store_factory.ts";
 import { setAdminPassword } from "../store/ops/admin.ts";
 import { readSetting } from "../store/queries/settings.ts";
 import { PasswordPool } from "../auth/password_pool.ts";
@@ -60,6 +61,12 @@ async function openMigrated(config: Config): Promise<ReturnType<typeof openDb>> 
  */
 async function storeAdminPassword(config: Config, password: string): Promise<number> {
   const phc = await new PasswordPool({ size: 1 }).hash(password);
+  if (config.store.kind !== "sqlite") {
+    return await withStore(config, async (store) => {
+      const r = await store.run("admin.password_set", { passwordHash: phc, keepSessionHash: "" });
+      return r.sessionsEnded;
+    });
+  }
   const db = await openMigrated(config);
   try {
     db.exec("BEGIN IMMEDIATE");
@@ -77,7 +84,26 @@ async function storeAdminPassword(config: Config, password: string): Promise<num
   }
 }
 
+/** Runs `fn` on the configured store (PostgreSQL; SQLite uses its file directly). */
+async function withStore<T>(
+  config: Config,
+  fn: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>,
+): Promise<T> {
+  const store = await openStore(config, { log: new Logger(config.log.level) });
+  try {
+    return await fn(store);
+  } finally {
+    await store.close(10_000);
+  }
+}
+
 async function adminInitialized(config: Config): Promise<boolean> {
+  if (config.store.kind !== "sqlite") {
+    return await withStore(
+      config,
+      async (store) => (await store.query("settings.get", { key: "admin_password_hash" })) !== null,
+    );
+  }
   const db = await openMigrated(config);
   try {
     return readSetting(db, "admin_password_hash") !== null;
@@ -124,8 +150,11 @@ export const commands: Record<string, Command> = {
       // Listened for before serving: a SIGTERM right after "nixmsg serving" (or during start-up)
       // still shuts down in order (spec 7.8) instead of ending the process with status 143.
       const signal = stopSignal();
+      // A stop while start-up waits for an unreachable database ends the wait.
+      const cancel = new AbortController();
+      signal.received.then(() => cancel.abort());
       try {
-        const server = await startServer(config, log);
+        const server = await startServer(config, log, { store: { signal: cancel.signal } });
         await signal.received;
         await server.close();
         return 0;
@@ -218,6 +247,11 @@ export const commands: Record<string, Command> = {
       if (!out) throw new UsageError("backup needs --out FILE");
       const config = await configOrExit(io);
       if (!config) return 1;
+      const refused = backupRefusal(config);
+      if (refused !== null) {
+        io.err(`Backup refused: ${refused.message}`);
+        return 1;
+      }
       try {
         backupDatabase(dbPath(config.data_dir), out);
       } catch (err) {

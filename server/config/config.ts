@@ -11,6 +11,8 @@ import type {
   LimitsConfig,
   LogLevel,
   SqliteSynchronous,
+  StoreConfig,
+  StoreKindConfig,
   TimeoutsConfig,
   TlsConfig,
   WriterConfig,
@@ -80,6 +82,7 @@ export const DEFAULT_CONFIG: Config = deepFreeze({
     http_body_seconds: 30,
   },
   writer: { max_batch: 256, max_wait_ms: 2 },
+  store: { kind: "sqlite", postgres_url: "" },
   session_idle_days: 30,
   record_retention_days: 7,
   idempotency_hours: 24,
@@ -140,6 +143,64 @@ const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 
 const SYNC_VALUES: readonly SqliteSynchronous[] = ["FULL", "NORMAL"];
 const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error"];
+const STORE_KINDS: readonly StoreKindConfig[] = ["sqlite", "postgres"];
+
+/** The environment variable that replaces `store.postgres_url` (issue 29). */
+export const POSTGRES_URL_ENV = "NIXMSG_POSTGRES_URL";
+
+/**
+ * A database URL with its password replaced by `***`, for logs and error messages. A text that
+ * is not a URL gives "(not a URL)": it may hold a password in a form we cannot find.
+ *
+ * @example
+ * ```ts
+ * redactUrl("postgres://nixmsg:s3cret@db:5432/nixmsg"); // "postgres://nixmsg:***@db:5432/nixmsg"
+ * ```
+ */
+export function redactUrl(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return "(not a URL)";
+  }
+  if (u.password !== "") u.password = "***";
+  for (const key of [...u.searchParams.keys()]) {
+    if (key.toLowerCase() === "password") u.searchParams.set(key, "***");
+  }
+  return u.href;
+}
+
+function readStore(sec: Section, env: Record<string, string | undefined>): StoreConfig {
+  const d = DEFAULT_CONFIG.store;
+  const kind = sec.choice("kind", d.kind, STORE_KINDS);
+  const fromEnv = env[POSTGRES_URL_ENV];
+  const useEnv = fromEnv !== undefined && fromEnv !== "";
+  const url = useEnv ? fromEnv : sec.str("postgres_url", d.postgres_url);
+  const key = useEnv ? `postgres_url (from ${POSTGRES_URL_ENV})` : "postgres_url";
+  if (url !== "") {
+    let protocol = "";
+    try {
+      protocol = new URL(url).protocol;
+    } catch {
+      // reported below
+    }
+    if (protocol !== "postgres:" && protocol !== "postgresql:") {
+      sec.issue(
+        key,
+        `${
+          redactUrl(url)
+        } is not a valid database URL: it must start with postgres:// or postgresql://`,
+      );
+    }
+  } else if (kind === "postgres") {
+    sec.issue(
+      "postgres_url",
+      `must be set when store.kind is postgres (or set ${POSTGRES_URL_ENV})`,
+    );
+  }
+  return { kind, postgres_url: url };
+}
 
 /** A checked value, or the reason it was refused. */
 type Checked<T> = { ok: T } | string;
@@ -364,7 +425,10 @@ function readListeners(top: Section): { listen: string; admin_listen: string } {
  * config.limits.max_body_bytes; // 65536; every other key keeps its default
  * ```
  */
-export function validateConfig(raw: unknown): Config {
+export function validateConfig(
+  raw: unknown,
+  env: Record<string, string | undefined> = {},
+): Config {
   const issues: ConfigIssue[] = [];
   const d = DEFAULT_CONFIG;
   const top = new Section(raw, "", Object.keys(d), issues);
@@ -385,6 +449,7 @@ export function validateConfig(raw: unknown): Config {
     limits: readInts(sub("limits"), LIMIT_RULES, d.limits),
     timeouts: readTimeouts(sub("timeouts")),
     writer: readInts(sub("writer"), WRITER_RULES, d.writer),
+    store: readStore(sub("store"), env),
     ...readInts(top, TOP_INT_RULES, d),
     sqlite_synchronous: top.choice("sqlite_synchronous", d.sqlite_synchronous, SYNC_VALUES),
     metrics: { token: sub("metrics").str("token", d.metrics.token) },
@@ -403,7 +468,10 @@ export function validateConfig(raw: unknown): Config {
  * const config = parseConfig("listen: \":8443\"\nlog:\n  level: debug\n");
  * ```
  */
-export function parseConfig(yamlText: string): Config {
+export function parseConfig(
+  yamlText: string,
+  env: Record<string, string | undefined> = {},
+): Config {
   const lines = new LineCounter();
   const doc = parseDocument(yamlText, { lineCounter: lines, prettyErrors: false });
   if (doc.errors.length > 0) {
@@ -422,7 +490,7 @@ export function parseConfig(yamlText: string): Config {
     // For example an alias to an anchor that does not exist.
     throw new ConfigError([{ path: "", reason: `YAML error: ${safe((e as Error).message)}` }]);
   }
-  return validateConfig(raw);
+  return validateConfig(raw, env);
 }
 
 // The parser quotes the offending token; it could be part of metrics.token (spec 12).
@@ -445,7 +513,8 @@ export function resolveConfigPath(
  * A missing `./config.yaml` gives the defaults with `found: false`; a missing file named by
  * `NIXMSG_CONFIG` is an error, since the operator asked for that file.
  *
- * @param env defaults to the process environment (only `NIXMSG_CONFIG` is read)
+ * @param env defaults to the process environment (only `NIXMSG_CONFIG` and `NIXMSG_POSTGRES_URL`
+ *   are read)
  * @throws {ConfigError} when the file cannot be read or is invalid
  * @example
  * ```ts
@@ -458,17 +527,21 @@ export async function loadConfig(
   const { path, explicit } = resolveConfigPath(
     env ?? { NIXMSG_CONFIG: Deno.env.get("NIXMSG_CONFIG") },
   );
+  const storeEnv = {
+    [POSTGRES_URL_ENV]: env === undefined ? Deno.env.get(POSTGRES_URL_ENV) : env[POSTGRES_URL_ENV],
+  };
   let text: string;
   try {
     text = await Deno.readTextFile(path);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound && !explicit) {
-      return { config: DEFAULT_CONFIG, path, found: false };
+      const config = storeEnv[POSTGRES_URL_ENV] ? validateConfig(null, storeEnv) : DEFAULT_CONFIG;
+      return { config, path, found: false };
     }
     const reason = e instanceof Deno.errors.NotFound
       ? `Config file ${path} (from NIXMSG_CONFIG) does not exist`
       : `Cannot read config file ${path}: ${(e as Error).message}`;
     throw new ConfigError([{ path: "", reason }]);
   }
-  return { config: parseConfig(text), path, found: true };
+  return { config: parseConfig(text, storeEnv), path, found: true };
 }

@@ -53,6 +53,15 @@ export interface WriterConfig {
   readonly max_wait_ms: number;
 }
 
+/** Where the server keeps its data (issue 29): the embedded SQLite file or a PostgreSQL server. */
+export interface StoreConfig {
+  readonly kind: StoreKindConfig;
+  /** `postgres://` or `postgresql://` URL; NIXMSG_POSTGRES_URL replaces it. Never logged as is. */
+  readonly postgres_url: string;
+}
+
+export type StoreKindConfig = "sqlite" | "postgres";
+
 export type LogLevel = "debug" | "info" | "warn" | "error";
 export type SqliteSynchronous = "FULL" | "NORMAL";
 
@@ -65,6 +74,7 @@ export interface Config {
   readonly limits: LimitsConfig;
   readonly timeouts: TimeoutsConfig;
   readonly writer: WriterConfig;
+  readonly store: StoreConfig;
   readonly session_idle_days: number;
   readonly record_retention_days: number;
   readonly idempotency_hours: number;

@@ -9,7 +9,6 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { App } from "../app/app_context.ts";
 import { isErrorCode } from "../protocol/mod.ts";
-import { overviewCounts } from "../store/queries/admin.ts";
 import { VERSION } from "../version.ts";
 
 /** Seconds; from a few ms (an online push) to the 5-minute ack timeout (spec 6.3). */
@@ -191,7 +190,7 @@ export function createServerMetrics(app: App): ServerMetrics {
     help: "Write ops queued or in flight",
     registers,
     collect() {
-      this.set(app.writer.queueLength);
+      this.set(app.store.queueLength);
     },
   });
   const commitSeconds = new Histogram({
@@ -237,7 +236,7 @@ export function createServerMetrics(app: App): ServerMetrics {
       this.set(app.pool.active);
     },
   });
-  const unsubscribe = app.writer.onCommit((info) => {
+  const unsubscribe = app.store.onCommit((info) => {
     commits.inc({ result: info.ok ? "ok" : "failed" });
     if (!info.ok) return;
     commitSeconds.observe(info.ms / 1000);
@@ -248,7 +247,7 @@ export function createServerMetrics(app: App): ServerMetrics {
     contentType: registry.contentType,
     async render() {
       try {
-        const c = overviewCounts(app.reader);
+        const c = await app.store.query("admin.overview_counts", {});
         endpoints.set(c.endpoints);
         pending.set(c.pending_deliveries);
         scheduled.set(c.scheduled_messages);

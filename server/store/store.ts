@@ -98,9 +98,13 @@ export interface Store {
   afterHousekeeping(): Promise<void>;
 
   /**
-   * Stops accepting ops, waits up to `drainMs` for queued ones to commit (spec 7.8), rejects the
-   * rest with `busy`, then closes every connection. Idempotent.
+   * Shutdown, first step (spec 7.8): stops accepting ops (`run` rejects `busy`), waits up to
+   * `drainMs` for the queued ones to commit, rejects what is left with `busy`. Queries keep
+   * working until {@link Store.close}, so committed requests can still be answered. Idempotent.
    */
+  drain(drainMs: number): Promise<void>;
+
+  /** Drains (at once, if `drain` was not called) and closes every connection. Idempotent. */
   close(drainMs?: number): Promise<void>;
 }
 

@@ -3,6 +3,7 @@ import type { Synchronous } from "./db.ts";
 import { fromWireError, type OpArgs, OpError, type OpRegistry, type OpResult } from "./op.ts";
 import type { Ops } from "./ops/mod.ts";
 import type { FromWorker, ToWorker, WireOp } from "./writer_protocol.ts";
+import type { CommitInfo } from "./store.ts";
 
 export { OpError } from "./op.ts";
 
@@ -23,12 +24,8 @@ export interface WriterOptions {
   log?: Logger;
 }
 
-/** What {@link Writer.onCommit} listeners hear after every batch. */
-export interface CommitInfo {
-  ops: number;
-  ms: number;
-  ok: boolean;
-}
+/** What {@link Writer.onCommit} listeners hear after every batch (declared with the store). */
+export type { CommitInfo } from "./store.ts";
 
 interface PendingOp {
   op: string;

@@ -167,9 +167,9 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 20));
     }
 
-    const commits0 = t.server.writer.commits;
+    const commits0 = t.server.store.commits;
     const storm = await ask<JobResult>({ kind: "token", url: t.wsUrl, ids, secrets: pw.tokens });
-    const commits = t.server.writer.commits - commits0;
+    const commits = t.server.store.commits - commits0;
     let handshaken = 0;
     for (const c of t.server.app.conns.all()) if (c.handshaken) handshaken++;
     await ask<"closed">("close");

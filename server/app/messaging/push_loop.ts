@@ -171,7 +171,7 @@ export class PushLoop {
         while (!this.#stopped && !this.conn.closed) {
           const room = app.config.limits.delivery_window - this.#inflight.size;
           if (room <= 0) break;
-          const { claimed } = await app.writer.run("delivery.claim", {
+          const { claimed } = await app.store.run("delivery.claim", {
             endpointId: this.conn.endpointId,
             connCode: this.conn.code,
             limit: room,
@@ -203,7 +203,8 @@ export class PushLoop {
   async #pushOne(c: ClaimedDelivery): Promise<void> {
     const { app, mqtt, frames, bigFrames } = this.#d;
     const ref = { seq: c.seq, endpointId: this.conn.endpointId, connCode: this.conn.code };
-    const bytes = frames.get(c);
+    // A cached frame is pushed without waiting; only a miss reads the store.
+    const bytes = frames.cached(c) ?? await frames.get(c);
     if (bytes === null) {
       // The message finished between claim and read (e.g. recalled); release the mark.
       this.#unmark(ref);

@@ -14,6 +14,7 @@ import {
   endpointExists,
   type EndpointFilter,
   endpointGroupCount,
+  existingEndpoints,
   listApiTokens,
   listEndpoints,
   overviewCounts,
@@ -50,6 +51,7 @@ export const queries = {
   "endpoint.login_row": (db: Db, a: { id: string }) => loginRow(db, a.id),
   "endpoint.self_row": (db: Db, a: { id: string }) => selfRow(db, a.id),
   "endpoint.exists": (db: Db, a: { id: string }) => endpointExists(db, a.id),
+  "endpoint.existing": (db: Db, a: { ids: readonly string[] }) => existingEndpoints(db, a.ids),
 
   // messaging (spec 6.2-6.4, 7.4, 7.5)
   "talk.grant_state": (db: Db, a: { senderId: string; targetId: string }) =>
