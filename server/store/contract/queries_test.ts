@@ -40,6 +40,12 @@ contractTest("endpoint, settings and talk queries read what the ops wrote", asyn
   });
   assert.equal(await s.query("endpoint.exists", { id: "Zed" }), true);
   assert.equal(await s.query("endpoint.exists", { id: "zed" }), false);
+  assert.deepEqual(await s.query("endpoint.existing", { ids: ["b", "nobody", "Zed", "a"] }), [
+    "Zed",
+    "a",
+    "b",
+  ]);
+  assert.deepEqual(await s.query("endpoint.existing", { ids: [] }), []);
   assert.deepEqual(await s.query("talk.grant_state", { senderId: "a", targetId: "b" }), {
     found: true,
     needsPassword: false,

@@ -1,7 +1,8 @@
+import { redactUrl } from "../../config/config.ts";
 import type { Logger } from "../../log/log.ts";
 import { backupTimestamp, type Migration, MigrationError } from "../migrations.ts";
 import { PG_SCHEMA_V1_SQL } from "./schema_v1.ts";
-import { execScript, type PgPool, query, redactUrl } from "./sql.ts";
+import { execScript, type PgPool, query } from "./sql.ts";
 
 // PostgreSQL's own numbered migrations (spec 7.7: embedded, ordered SQL plus schema_migrations).
 // They are not the SQLite ones: migration 1 is the SQLite schema as of its migration 5.
@@ -110,11 +111,13 @@ export async function migratePostgres(
 
 /** The pg_dump line for a pre-migration backup; the password is left to PGPASSWORD/.pgpass. */
 export function pgDumpCommand(url: string, schema: string | undefined, now: number): string {
-  const redacted = redactUrl(url);
-  let target = redacted;
+  let target = redactUrl(url);
   try {
     const u = new URL(url);
     u.password = "";
+    for (const key of [...u.searchParams.keys()]) {
+      if (key.toLowerCase() === "password") u.searchParams.delete(key);
+    }
     target = u.toString();
   } catch {
     // keep the redacted form

@@ -1,5 +1,6 @@
 // The PostgreSQL store (issue 29): the same write ops and read queries as the SQLite store, on a
 // PostgreSQL server. See docs/store_postgres.md.
+import { redactUrl } from "../../config/config.ts";
 import type { Logger } from "../../log/log.ts";
 import { HEALTH_PROBE_KEY } from "../ops/health.ts";
 import { OpError } from "../op_error.ts";
@@ -14,7 +15,7 @@ import { migratePostgres, pgDumpCommand } from "./migrations.ts";
 import { newPgOpsContext, type PgReader, readerOn } from "./op.ts";
 import { pgOps } from "./ops/mod.ts";
 import { pgQueries } from "./queries/mod.ts";
-import { connectPostgres, type PgPool, query, redactUrl } from "./sql.ts";
+import { connectPostgres, type PgPool, query } from "./sql.ts";
 import { PgWriter } from "./writer.ts";
 
 /** Options of {@link openPostgresStore}. */
@@ -201,7 +202,12 @@ class PostgresStore implements Store {
     return Promise.resolve();
   }
 
-  close(drainMs?: number): Promise<void> {
+  /** Stops the writer (spec 7.8); queries keep working until {@link close}. */
+  drain(drainMs: number): Promise<void> {
+    return this.#writer.close(drainMs);
+  }
+
+  close(drainMs = 0): Promise<void> {
     if (this.#closing === null) {
       this.#closing = (async () => {
         await this.#writer.close(drainMs);

@@ -18,7 +18,7 @@ export type PgConnection = postgres.ReservedSql<Record<string, never>>;
 
 /** Options of {@link connectPostgres}. */
 export interface ConnectOptions {
-  /** `postgres://user:password@host:port/db`; never logged whole (see {@link redactUrl}). */
+  /** `postgres://user:password@host:port/db`; never logged whole (`redactUrl` of server/config/config.ts). */
   url: string;
   /** Tables live in this schema (default: the server's search_path, normally `public`). */
   schema?: string;
@@ -50,17 +50,6 @@ export function connectPostgres(opts: ConnectOptions): PgPool {
       },
     },
   }) as unknown as PgPool;
-}
-
-/** The URL with its password replaced by `***`, for logs and errors. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== "") u.password = "***";
-    return u.toString();
-  } catch {
-    return "(unparsable PostgreSQL URL)";
-  }
 }
 
 /** Runs one prepared statement on `conn` (a pool or a reserved connection). */

@@ -26,6 +26,7 @@ const SQL_ENDPOINT_COLUMNS = `SELECT id, name, remark, source, enabled, online_s
 const SQL_ENDPOINT_BY_ID = `${SQL_ENDPOINT_COLUMNS} WHERE id = $1`;
 const SQL_ENDPOINT_COUNT = "SELECT count(*) AS n FROM endpoints";
 const SQL_ENDPOINT_EXISTS = "SELECT 1 AS x FROM endpoints WHERE id = $1";
+const SQL_ENDPOINTS_EXISTING = "SELECT id FROM endpoints WHERE id = ANY($1::text[]) ORDER BY id";
 const SQL_ENDPOINT_GROUPS = "SELECT count(*) AS n FROM group_members WHERE endpoint_id = $1";
 const SQL_WHERE_AFTER = "id > ?";
 const SQL_WHERE_SOURCE = "source = ?";
@@ -125,6 +126,12 @@ export async function endpointById(r: PgReader, id: string): Promise<EndpointRow
 /** Whether an endpoint with this id exists. */
 export async function endpointExists(r: PgReader, id: string): Promise<boolean> {
   return (await r.q(SQL_ENDPOINT_EXISTS, [id])).length > 0;
+}
+
+/** Those of `ids` that are endpoints now, ordered by id (the CSV import's check). */
+export async function existingEndpoints(r: PgReader, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  return (await r.q<{ id: string }>(SQL_ENDPOINTS_EXISTING, [[...ids]])).map((x) => x.id);
 }
 
 /** How many groups the endpoint is a member of. */

@@ -12,6 +12,7 @@ import {
   endpointById,
   endpointExists,
   endpointGroupCount,
+  existingEndpoints,
   listApiTokens,
   listEndpoints,
   overviewCounts,
@@ -48,6 +49,7 @@ export const pgQueries: PgQueries = {
   "endpoint.login_row": (r, a) => loginRow(r, a.id),
   "endpoint.self_row": (r, a) => selfRow(r, a.id),
   "endpoint.exists": (r, a) => endpointExists(r, a.id),
+  "endpoint.existing": (r, a) => existingEndpoints(r, a.ids),
 
   "talk.grant_state": (r, a) => grantState(r, a.senderId, a.targetId),
   "message.send_key_exists": (r, a) => sendKeyExists(r, a.senderId, a.id),
