@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { OpError } from "../op_error.ts";
 import type { PgTx } from "./op.ts";
-import { pgIgnored, pgTestDb } from "./_testing.ts";
+import postgres from "postgres";
+import { newPgOpsContext } from "./op.ts";
+import { PG_TEST_URL, pgIgnored, pgTestDb } from "./_testing.ts";
 import { PgWriter } from "./writer.ts";
 import { connectPostgres, execScript, query } from "./sql.ts";
 
@@ -24,6 +26,8 @@ const testOps = {
   badSql: async (t: PgTx, _a: Record<string, never>) => {
     await t.q("SELECT 1 / 0");
   },
+  syncCommit: async (t: PgTx, _a: Record<string, never>) =>
+    (await t.q<{ s: string }>("SELECT current_setting('synchronous_commit') AS s"))[0].s,
   orphan: async (t: PgTx, _a: Record<string, never>) => {
     await t.q("INSERT INTO children (id) VALUES (42)");
   },
@@ -135,6 +139,35 @@ Deno.test({
       assert.deepEqual(await s.keys(), ["after"]);
     } finally {
       await s.done();
+    }
+  },
+});
+
+Deno.test({
+  name: "PgWriter commits with synchronous_commit on even where the database default is off",
+  ignore: pgIgnored(),
+  fn: async () => {
+    const url = PG_TEST_URL!;
+    const name = `nixmsg_sync_${Deno.pid}`;
+    const admin = connectPostgres({ url, max: 1 });
+    await execScript(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await execScript(admin, `CREATE DATABASE ${name}`);
+    await execScript(admin, `ALTER DATABASE ${name} SET synchronous_commit = off`);
+    const u = new URL(url);
+    u.pathname = `/${name}`;
+    const sql = connectPostgres({ url: u.toString(), max: 1 });
+    const writer = new PgWriter(sql, testOps, newPgOpsContext());
+    try {
+      const plain = postgres(u.toString(), { max: 1, onnotice: () => {} });
+      const [{ s: fallback }] = await plain`SELECT current_setting('synchronous_commit') AS s`;
+      await plain.end();
+      assert.equal(fallback, "off", "the database default applies to other clients");
+      assert.equal(await writer.run("syncCommit", {}), "on");
+    } finally {
+      await writer.close();
+      await sql.end();
+      await execScript(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
     }
   },
 });
