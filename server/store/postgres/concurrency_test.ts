@@ -162,3 +162,33 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "an op stuck behind another session's lock answers busy after lock_timeout",
+  ignore: pgIgnored(),
+  fn: async () => {
+    const db = await pgTestDb();
+    await seed(db.url, db.schema);
+    const sql = connectPostgres({ url: db.url, schema: db.schema, max: 2, lockTimeoutMs: 200 });
+    const writer = new PgWriter(sql, pgOps, newPgOpsContext(), { clock: () => T0 });
+    const held = await db.sql.reserve();
+    try {
+      await execScript(held, "BEGIN");
+      await query(held, "SELECT n FROM id_counters WHERE name = 'messages' FOR UPDATE");
+      await assert.rejects(
+        () => writer.run("message.submit", binaryArgs("stuck")),
+        (e) => (e as { code?: string }).code === "busy",
+      );
+      // Other ops of the store go on, and the op succeeds once the lock is gone.
+      await writer.run("settings.set", { key: "k", value: "v" });
+      await execScript(held, "COMMIT");
+      const r = await writer.run("message.submit", binaryArgs("stuck"));
+      assert.equal(r.duplicate, false);
+    } finally {
+      held.release();
+      await writer.close();
+      await sql.end();
+      await db.drop();
+    }
+  },
+});

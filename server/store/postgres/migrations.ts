@@ -67,6 +67,8 @@ export async function migratePostgres(
   let current: Migration | undefined;
   try {
     await execScript(conn, "BEGIN");
+    // Another server's migration may take longer than the store's lock_timeout: wait for it.
+    await execScript(conn, "SET LOCAL lock_timeout = 0");
     await query(conn, SQL_LOCK);
     await execScript(conn, SQL_CREATE_VERSIONS);
     const from = (await query<{ version: number }>(conn, SQL_CURRENT_VERSION))[0].version;

@@ -26,6 +26,11 @@ export interface ConnectOptions {
   max?: number;
   /** Seconds to wait for a connection; default 10. */
   connectTimeout?: number;
+  /**
+   * Longest wait for a row lock another session holds, in ms (default 10 s): an op stuck behind
+   * a lock fails (`busy`) instead of stalling every later batch.
+   */
+  lockTimeoutMs?: number;
 }
 
 const INT8_OID = 20;
@@ -35,6 +40,9 @@ export function connectPostgres(opts: ConnectOptions): PgPool {
   const connection: Record<string, string> = { application_name: "nixmsg" };
   // spec 7.2: nothing is answered before it is durable; a server default of off is overridden.
   connection.synchronous_commit = "on";
+  connection.lock_timeout = `${opts.lockTimeoutMs ?? 10_000}ms`;
+  // A session that dies inside a transaction must not hold its locks for long.
+  connection.idle_in_transaction_session_timeout = "60s";
   if (opts.schema !== undefined) connection.search_path = opts.schema;
   return postgres(opts.url, {
     max: opts.max ?? 4,
