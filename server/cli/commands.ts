@@ -8,6 +8,7 @@ import { migrate } from "../store/migrations.ts";
 import { openDb } from "../store/db.ts";
 import { backupDatabase } from "../store/backup.ts";
 import { backupRefusal, openStore } from "../store/store_factory.ts";
+import { storeCopy } from "./store_copy.ts";
 import { setAdminPassword } from "../store/ops/admin.ts";
 import { readSetting } from "../store/queries/settings.ts";
 import { PasswordPool } from "../auth/password_pool.ts";
@@ -260,6 +261,22 @@ export const commands: Record<string, Command> = {
       }
       io.out(`Backup written to ${out}`);
       return 0;
+    },
+  },
+  "store copy": {
+    usage: "nixmsg store copy --to URL",
+    summary: "Copy the stopped SQLite database into an empty PostgreSQL one",
+    help: "Copies every table of <data_dir>/nixmsg.db (endpoints, sessions, groups, messages,\n" +
+      "deliveries, receipts, settings, tokens) into the empty database at URL, with a progress\n" +
+      "line per table and a count check at the end (exit 1 when a count differs).\n" +
+      "The server must be stopped. URL is postgres://… or postgresql://…, or file:PATH for a\n" +
+      "new SQLite file. Then set store.kind: postgres and store.postgres_url.",
+    async run(args, io) {
+      const to = args.options.get("to");
+      if (!to) throw new UsageError("store copy needs --to URL");
+      const config = await configOrExit(io);
+      if (!config) return 1;
+      return await storeCopy(config, to, io);
     },
   },
   "check-config": {

@@ -106,7 +106,79 @@ export interface Store {
 
   /** Drains (at once, if `drain` was not called) and closes every connection. Idempotent. */
   close(drainMs?: number): Promise<void>;
+
+  /**
+   * Optional: the store as the target of `nixmsg store copy` (see {@link CopyTarget}). A store
+   * without it cannot receive a copy in this build.
+   */
+  copyTarget?(): CopyTarget;
 }
+
+/**
+ * The tables `nixmsg store copy` moves, parents before children (foreign keys). `quota_counts`
+ * is not among them: the target derives it from the copied messages and deliveries, as its
+ * migration would. `schema_migrations` is the target's own.
+ */
+export const COPY_TABLES = [
+  "settings",
+  "endpoints",
+  "groups",
+  "group_members",
+  "talk_grants",
+  "api_tokens",
+  "admin_sessions",
+  "messages",
+  "message_bodies",
+  "deliveries",
+  "receipts",
+  "send_keys",
+] as const;
+
+/** One table of {@link COPY_TABLES}. */
+export type CopyTable = typeof COPY_TABLES[number];
+
+/** A cell as SQLite stores it. */
+export type CopyValue = string | number | bigint | Uint8Array | null;
+
+/**
+ * What `nixmsg store copy` needs of the target store: rows go in as they are, with their ids,
+ * `seq` and `receipt_id` kept, and the target's id sequences continue above the copied ones.
+ * Column names are those of the SQLite schema.
+ */
+export interface CopyTarget {
+  /** Rows in `table` now (the copy refuses a target that is not empty, and checks at the end). */
+  countRows(table: CopyTable): Promise<number>;
+  /** Inserts one chunk of rows (at most a few thousand) in one transaction. */
+  insertRows(
+    table: CopyTable,
+    columns: readonly string[],
+    rows: readonly (readonly CopyValue[])[],
+  ): Promise<void>;
+  /** Called once after the last chunk: sequences, derived tables, statistics. */
+  finish(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Another store's code for every op, keyed like `ops`: same args and result, async, run inside
+ * the batch's transaction `tx`. `satisfies OpImplementations<Tx>` makes the compiler refuse a
+ * missing or mistyped op.
+ */
+export type OpImplementations<Tx> = {
+  readonly [K in keyof Ops]: (
+    tx: Tx,
+    args: OpArgs<Ops[K]>,
+    now: number,
+  ) => Promise<OpResult<Ops[K]>>;
+};
+
+/** Another store's code for every query, keyed like `queries` (see {@link OpImplementations}). */
+export type QueryImplementations<Db> = {
+  readonly [K in keyof Queries]: (
+    db: Db,
+    args: QueryArgs<Queries[K]>,
+  ) => Promise<QueryResult<Queries[K]>>;
+};
 
 /** Options that every implementation's open function takes. */
 export interface StoreOpenOptions {
