@@ -6,11 +6,13 @@ import { HEALTH_PROBE_KEY } from "../ops/health.ts";
 import { OpError } from "../op_error.ts";
 import {
   type CommitInfo,
+  type CopyTarget,
   type PostgresStoreOptions,
   type Store,
   StoreUnreachableError,
   StoreUnsupportedError,
 } from "../store.ts";
+import { pgCopyTarget } from "./copy_target.ts";
 import { migratePostgres, pgDumpCommand } from "./migrations.ts";
 import { newPgOpsContext, type PgReader, readerOn } from "./op.ts";
 import { pgOps } from "./ops/mod.ts";
@@ -195,6 +197,11 @@ class PostgresStore implements Store {
         }`,
       ),
     );
+  }
+
+  /** The target of `nixmsg store copy`: the store's pool, rows as SQLite holds them. */
+  copyTarget(): CopyTarget {
+    return pgCopyTarget(this.#sql);
   }
 
   afterHousekeeping(): Promise<void> {

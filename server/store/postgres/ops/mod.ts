@@ -1,8 +1,7 @@
 // The PostgreSQL op registry: one async op for every op of server/store/ops/mod.ts, same name,
 // same argument and result types. The type of `pgOps` makes the compiler prove it.
-import type { OpArgs, OpResult } from "../../op.ts";
-import type { Ops } from "../../ops/mod.ts";
-import type { PgOp } from "../op.ts";
+import type { OpImplementations } from "../../store.ts";
+import type { PgTx } from "../op.ts";
 import { pgSettingsOps } from "./settings.ts";
 import { pgEndpointOps } from "./endpoints.ts";
 import { pgContextOps } from "./context.ts";
@@ -17,8 +16,8 @@ import { pgInvalidateOps } from "./invalidate.ts";
 import { pgAdminOps } from "./admin.ts";
 import { pgHealthOps } from "./health.ts";
 
-/** The PostgreSQL twin of {@link Ops}: every op, checked against its SQLite signature. */
-export type PgOps = { [K in keyof Ops]: PgOp<OpArgs<Ops[K]>, OpResult<Ops[K]>> };
+/** The PostgreSQL twin of `Ops`: every op, checked against its SQLite signature. */
+export type PgOps = OpImplementations<PgTx>;
 
 /** Every PostgreSQL write op, by name. */
 export const pgOps: PgOps = {

@@ -1,7 +1,6 @@
 // The PostgreSQL read queries: one async query for every name of server/store/queries/mod.ts,
 // same args and result. The type of `pgQueries` makes the compiler prove it.
-import type { QueryArgs, QueryResult } from "../../query.ts";
-import type { Queries } from "../../queries/mod.ts";
+import type { QueryImplementations } from "../../store.ts";
 import type { PgReader } from "../op.ts";
 import { grantState } from "../ops/talk.ts";
 import {
@@ -35,13 +34,8 @@ import { latencyAtRanks, windowCounts } from "./metrics.ts";
 import { readSetting } from "./settings.ts";
 import { frameSource, messageStatus, nextDueAt, pendingReceipts } from "./status.ts";
 
-/** A PostgreSQL read query: the async twin of a `Query` of server/store/queries/mod.ts. */
-export type PgQuery<A, R> = (r: PgReader, args: A) => Promise<R>;
-
-/** The PostgreSQL twin of {@link Queries}, checked against each SQLite signature. */
-export type PgQueries = {
-  [K in keyof Queries]: PgQuery<QueryArgs<Queries[K]>, QueryResult<Queries[K]>>;
-};
+/** The PostgreSQL twin of `Queries`, checked against each SQLite signature. */
+export type PgQueries = QueryImplementations<PgReader>;
 
 /** Every PostgreSQL read query, by name. */
 export const pgQueries: PgQueries = {
