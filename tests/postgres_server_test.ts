@@ -3,6 +3,10 @@ import { online, type TestClient } from "./helpers/client.ts";
 import { KEEP, PW, sendFrame, waitMsg, waitReceipt } from "./helpers/messaging.ts";
 import { pgTestStore } from "./helpers/pg_test_store.ts";
 import { startTestServer } from "./helpers/test_server.ts";
+import { makeTestHome, runCli } from "./helpers/server_process.ts";
+import { dbPath } from "../server/app/paths.ts";
+import { openDb } from "../server/store/db.ts";
+import { createEndpoint } from "../server/store/ops/endpoints.ts";
 import { pgIgnored } from "../server/store/postgres/_testing.ts";
 
 // The real server with `store.kind: postgres` (issue 29), talking MQTT to real clients, on a
@@ -80,6 +84,50 @@ Deno.test({
     } finally {
       for (const c of clients) await c.close();
       await t.close();
+      await pg.drop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "store copy --to postgres:// moves a stopped database with every count equal, never printing the password",
+  ignore: pgIgnored(),
+  fn: async () => {
+    const pg = await pgTestStore({ empty: true });
+    const home = await makeTestHome();
+    try {
+      assert.equal((await runCli(home, ["admin", "init"])).code, 0);
+      const db = openDb(dbPath(home.dataDir));
+      try {
+        db.exec("BEGIN");
+        for (let i = 0; i < 120; i++) {
+          createEndpoint(db, {
+            id: `e${i}`,
+            name: `e${i}`,
+            remark: "",
+            source: "admin",
+            loginHash: "x",
+            talkHash: null,
+            defaultDelayMs: 0,
+          }, Date.now());
+        }
+        db.exec("COMMIT");
+      } finally {
+        db.close();
+      }
+      const res = await runCli(home, ["store", "copy", "--to", pg.url]);
+      assert.equal(res.code, 0, res.stderr);
+      assert.match(res.stdout, /endpoints: source 120, target 120\n/);
+      assert.match(res.stdout, /settings: source 1, target 1\n/);
+      assert.match(res.stdout, /every count is equal/);
+      const password = new URL(pg.url).password;
+      assert.ok(!(res.stdout + res.stderr).includes(password), "the password is never printed");
+      const again = await runCli(home, ["store", "copy", "--to", pg.url]);
+      assert.equal(again.code, 1);
+      assert.match(again.stderr, /Copy refused: The target database is not empty/);
+    } finally {
+      await home.cleanup();
       await pg.drop();
     }
   },

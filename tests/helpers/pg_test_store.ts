@@ -15,8 +15,11 @@ export interface PgTestStore {
 
 let counter = 0;
 
-/** Creates `nixmsg_it_<pid>_<n>` with the schema migrated and an admin password set. */
-export async function pgTestStore(): Promise<PgTestStore> {
+/**
+ * Creates `nixmsg_it_<pid>_<n>` with the schema migrated and an admin password set, or, with
+ * `empty`, a database with nothing in it (a `store copy` target).
+ */
+export async function pgTestStore(opts: { empty?: boolean } = {}): Promise<PgTestStore> {
   if (PG_TEST_URL === undefined) throw new Error(PG_SKIP_REASON ?? "no test PostgreSQL");
   const name = `nixmsg_it_${Deno.pid}_${++counter}`;
   const admin = connectPostgres({ url: PG_TEST_URL, max: 1 });
@@ -29,11 +32,16 @@ export async function pgTestStore(): Promise<PgTestStore> {
   const u = new URL(PG_TEST_URL);
   u.pathname = `/${name}`;
   const url = u.toString();
-  const store = await openPostgresStore({ url, maxBatch: 256, maxWaitMs: 2, poolSize: 1 });
-  try {
-    await store.run("settings.set", { key: "admin_password_hash", value: "$argon2id$test-only" });
-  } finally {
-    await store.close();
+  if (!opts.empty) {
+    const store = await openPostgresStore({ url, maxBatch: 256, maxWaitMs: 2, poolSize: 1 });
+    try {
+      await store.run("settings.set", {
+        key: "admin_password_hash",
+        value: "$argon2id$test-only",
+      });
+    } finally {
+      await store.close();
+    }
   }
   return {
     url,
