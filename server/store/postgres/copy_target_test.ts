@@ -17,7 +17,7 @@ import { query } from "./sql.ts";
 // `nixmsg store copy` into PostgreSQL (issue 29 item 4): a SQLite database written by the real
 // ops, copied through copyStore into the PostgreSQL store's copy target.
 
-async function sqliteSource(dir: string): Promise<{ path: string; maxSeq: number }> {
+function sqliteSource(dir: string): { path: string; maxSeq: number } {
   const path = join(dir, "nixmsg.db");
   migrate(path, { backupDir: join(dir, "backup") });
   resetOpsContext();
@@ -57,7 +57,7 @@ Deno.test({
       clock: () => T0 + 1000,
     });
     try {
-      const { path, maxSeq } = await sqliteSource(dir);
+      const { path, maxSeq } = sqliteSource(dir);
       const target = store.copyTarget!();
       const seen = new Set<string>();
       const report = await copyStore(path, target, {
