@@ -95,8 +95,9 @@ export async function frameSource(r: PgReader, seq: number): Promise<FrameSource
     senderId: row.sender_id,
     destKind: row.dest_kind,
     destId: row.dest_id,
-    // A plain Uint8Array, as node:sqlite gives (the driver's Buffer is a subclass).
-    body: new Uint8Array(row.body.buffer, row.body.byteOffset, row.body.byteLength),
+    // A plain Uint8Array of its own, as node:sqlite gives: the driver's Buffer may be a slice of
+    // a shared pool, which a cached frame would keep alive.
+    body: new Uint8Array(row.body),
     bodyEnc: row.body_enc,
     contentType: row.content_type,
     meta: row.meta,
