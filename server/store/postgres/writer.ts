@@ -3,7 +3,7 @@ import { fromWireError, type OpArgs, OpError, type OpResult, toWireError } from 
 import type { Ops } from "../ops/mod.ts";
 import type { CommitInfo } from "../writer.ts";
 import { type PgOp, type PgOpsContext, txOn } from "./op.ts";
-import { execScript, type PgConnection, type PgPool, sendNow } from "./sql.ts";
+import { execScript, type PgConnection, type PgPool, query, sendNow } from "./sql.ts";
 
 /** A table of PostgreSQL ops by name, such as `pgOps` in `ops/mod.ts`. */
 export type PgOpRegistry = Record<string, PgOp<never, unknown>>;
@@ -211,13 +211,13 @@ export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
         // A broken connection or a lost transaction makes these throw: the batch fails.
         await Promise.all(inflight);
         await savepoint;
-        await execScript(conn, "ROLLBACK TO SAVEPOINT op");
+        await query(conn, "ROLLBACK TO SAVEPOINT op");
         inflight.push(sendNow(conn, "RELEASE SAVEPOINT op"));
         settled.push({ ok: false, error: fromWireError(toWireError(err), item.op) });
       }
     }
     await Promise.all(inflight);
-    const commit = await execScript(conn, "COMMIT") as { command?: string };
+    const commit = await query(conn, "COMMIT");
     // COMMIT of an aborted transaction answers ROLLBACK instead of failing.
     if (commit.command !== undefined && commit.command !== "COMMIT") {
       throw new Error(`COMMIT answered ${commit.command}`);

@@ -28,20 +28,35 @@ const SQL_SEND_KEY = "SELECT 1 AS found FROM send_keys WHERE sender_id = $1 AND 
 const SQL_SEND_KEY_AND_MESSAGE = `SELECT k.request_sha256, k.created_at, m.seq, m.send_at,
   m.state FROM (SELECT 1) AS one LEFT JOIN send_keys k ON k.sender_id = $1 AND k.msg_id = $2
   LEFT JOIN messages m ON m.sender_id = $1 AND m.id = $2`;
-const SQL_TARGET = "SELECT id, enabled, offline_since, talk_hash FROM endpoints WHERE id = $1";
+// Everything submit checks before its first write, in one round trip (spec 7.3 steps 2-3): the
+// key and record under this id, the target (endpoint, or group and the sender's membership), the
+// sender's talk hash (for the reply grant) and its unfinished-message count.
+const SQL_SUBMIT_FACTS = `SELECT k.request_sha256, k.created_at, m.seq, m.send_at, m.state,
+    t.id AS target_id, t.enabled AS target_enabled, t.offline_since AS target_offline_since,
+    t.talk_hash AS target_talk_hash, g.id AS group_id, gm.endpoint_id AS member_id,
+    s.talk_hash AS sender_talk_hash, coalesce(q.n, 0) AS sender_pending
+  FROM (SELECT 1) AS one
+  LEFT JOIN send_keys k ON k.sender_id = $1 AND k.msg_id = $2
+  LEFT JOIN messages m ON m.sender_id = $1 AND m.id = $2
+  LEFT JOIN endpoints t ON $3 = 'endpoint' AND t.id = $4
+  LEFT JOIN groups g ON $3 = 'group' AND g.id = $4
+  LEFT JOIN group_members gm ON gm.group_id = g.id AND gm.endpoint_id = $1
+  LEFT JOIN endpoints s ON s.id = $1
+  LEFT JOIN quota_counts q ON q.kind = 'sender' AND q.id = $1`;
 const SQL_GROUP_EXISTS = "SELECT 1 AS found FROM groups WHERE id = $1";
 const SQL_IS_MEMBER =
   "SELECT 1 AS found FROM group_members WHERE group_id = $1 AND endpoint_id = $2";
 const SQL_QUOTA_COUNT = "SELECT n FROM quota_counts WHERE kind = $1 AND id = $2";
 // seq from its counter row, locked to COMMIT: seqs grow in commit order (schema_v1.ts).
+// The message and its body in one statement.
 const SQL_INSERT_MESSAGE = `WITH c AS (
-    UPDATE id_counters SET n = n + 1 WHERE name = 'messages' RETURNING n)
-  INSERT INTO messages (seq, id, sender_id, dest_kind, dest_id, meta, content_type, body_enc,
-    send_at, keep, ttl_seconds, receipt, state, reason, created_at)
-  SELECT c.n, $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::bigint,
-    $9::int, $10::bigint, $11::int, $12::text, '', $13::bigint FROM c
-  RETURNING seq`;
-const SQL_INSERT_BODY = "INSERT INTO message_bodies (seq, body) VALUES ($1, $2)";
+    UPDATE id_counters SET n = n + 1 WHERE name = 'messages' RETURNING n),
+  m AS (INSERT INTO messages (seq, id, sender_id, dest_kind, dest_id, meta, content_type,
+      body_enc, send_at, keep, ttl_seconds, receipt, state, reason, created_at)
+    SELECT c.n, $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::bigint,
+      $9::int, $10::bigint, $11::int, $12::text, '', $13::bigint FROM c
+    RETURNING seq)
+  INSERT INTO message_bodies (seq, body) SELECT m.seq, $14::bytea FROM m RETURNING seq`;
 // ON CONFLICT: a concurrent submit of the same (sender, id) by another server waits for that
 // one's COMMIT and then inserts nothing; the op answers from the row it committed.
 const SQL_INSERT_SEND_KEY = `INSERT INTO send_keys (sender_id, msg_id, request_sha256, created_at)
@@ -79,10 +94,17 @@ export async function submitMessage(
   args: SubmitArgs,
   now: number,
 ): Promise<SubmitResult> {
-  const duplicate = await findDuplicate(t, args);
+  const facts = (await t.q<SubmitFacts>(SQL_SUBMIT_FACTS, [
+    args.senderId,
+    args.id,
+    args.toKind,
+    args.toId,
+  ]))[0];
+  const duplicate = duplicateOf(facts, args);
   if (duplicate !== null) return duplicate;
-  const target = await validateTarget(t, args);
-  await checkSenderQuota(t, args.senderId);
+  const target = targetOf(facts, args);
+  const max = t.ctx.limits.maxPendingPerSender;
+  if (max > 0 && facts.sender_pending >= max) throw new OpError("quota_exceeded");
   // The key is the first write: when another server committed the same (sender, id) meanwhile,
   // nothing was written yet and the answer is that one's (spec 7.3 step 2). A refusal below
   // rolls the key back with the op's savepoint.
@@ -96,7 +118,7 @@ export async function submitMessage(
     await checkTalk(t, { senderId: args.senderId, targetId: args.toId, ...talk }, now, {
       talkHash: target.talk_hash,
     });
-    await writeReplyGrant(t, args.senderId, args.toId, now);
+    if (facts.sender_talk_hash !== null) await writeReplyGrant(t, args.senderId, args.toId, now);
   }
   const direct = target !== null && args.sendAt <= now;
   const msg = await insertMessage(t, args, now, direct ? "dispatched" : "scheduled");
@@ -106,16 +128,57 @@ export async function submitMessage(
   return { seq: msg.seq, sendAt: msg.send_at, duplicate: false, ...out };
 }
 
+/** What {@link SQL_SUBMIT_FACTS} reads. */
+interface SubmitFacts extends KeyAndRecord {
+  target_id: string | null;
+  target_enabled: number | null;
+  target_offline_since: number | null;
+  target_talk_hash: string | null;
+  group_id: string | null;
+  member_id: string | null;
+  sender_talk_hash: string | null;
+  sender_pending: number;
+}
+
+/** The send key and record under one (sender, id). */
+interface KeyAndRecord {
+  request_sha256: Uint8Array | null;
+  created_at: number | null;
+  seq: number | null;
+  send_at: number | null;
+  state: MessageState | null;
+}
+
+/**
+ * spec 7.3 step 3 on the facts read: a direct message's target (null for a group).
+ * @throws {OpError} `invalid_target`, `endpoint_disabled`, `not_member`.
+ */
+function targetOf(f: SubmitFacts, args: SubmitArgs): Target | null {
+  if (args.toKind === "endpoint") {
+    if (f.target_id === null) throw new OpError("invalid_target");
+    if (f.target_enabled !== 1) throw new OpError("endpoint_disabled");
+    return {
+      id: f.target_id,
+      enabled: f.target_enabled,
+      offline_since: f.target_offline_since,
+      talk_hash: f.target_talk_hash,
+    };
+  }
+  if (f.group_id === null) throw new OpError("invalid_target");
+  if (f.member_id === null) throw new OpError("not_member");
+  return null;
+}
+
 /** spec 7.3 step 2: the original answer of a repeat, `conflict`, or null for a new message. */
 export async function findDuplicate(t: PgTx, args: SubmitArgs): Promise<SubmitResult | null> {
-  const row = (await t.q<{
-    request_sha256: Uint8Array | null;
-    created_at: number | null;
-    seq: number | null;
-    send_at: number | null;
-    state: MessageState | null;
-  }>(SQL_SEND_KEY_AND_MESSAGE, [args.senderId, args.id]))[0];
+  const row = (await t.q<KeyAndRecord>(SQL_SEND_KEY_AND_MESSAGE, [args.senderId, args.id]))[0];
+  return duplicateOf(row, args);
+}
+
+/** {@link findDuplicate} on a row already read. @throws {OpError} `conflict`. */
+function duplicateOf(row: KeyAndRecord, args: SubmitArgs): SubmitResult | null {
   if (row.request_sha256 === null) {
+    // The key outlives its record, never the reverse; a lone record is a different request.
     if (row.seq !== null) throw new OpError("conflict");
     return null;
   }
@@ -123,30 +186,6 @@ export async function findDuplicate(t: PgTx, args: SubmitArgs): Promise<SubmitRe
   const none = { duplicate: true, wake: [], receipts: [] };
   if (row.seq === null) return { sendAt: row.created_at!, state: "completed", ...none };
   return { seq: row.seq, sendAt: row.send_at!, state: row.state!, ...none };
-}
-
-/** spec 7.3 step 3: the target exists, is enabled, and a group has the sender as a member. */
-export async function validateTarget(t: PgTx, args: SubmitArgs): Promise<Target | null> {
-  if (args.toKind === "endpoint") {
-    const row = (await t.q<Target>(SQL_TARGET, [args.toId]))[0];
-    if (row === undefined) throw new OpError("invalid_target");
-    if (row.enabled !== 1) throw new OpError("endpoint_disabled");
-    return row;
-  }
-  if ((await t.q(SQL_GROUP_EXISTS, [args.toId])).length === 0) {
-    throw new OpError("invalid_target");
-  }
-  if ((await t.q(SQL_IS_MEMBER, [args.toId, args.senderId])).length === 0) {
-    throw new OpError("not_member");
-  }
-  return null;
-}
-
-/** spec 7.3 step 3: unfinished messages below max_pending_per_sender. */
-export async function checkSenderQuota(t: PgTx, senderId: string): Promise<void> {
-  const max = t.ctx.limits.maxPendingPerSender;
-  if (max <= 0) return;
-  if ((await quotaCount(t, "sender", senderId)) >= max) throw new OpError("quota_exceeded");
 }
 
 /** The trigger-kept count of a sender's unfinished messages or a receiver's pending deliveries. */
@@ -178,9 +217,9 @@ async function insertMessage(
     args.receipt ? 1 : 0,
     state,
     now,
+    args.body,
   ]);
   const seq = rows[0].seq;
-  await t.q(SQL_INSERT_BODY, [seq, args.body]);
   return {
     seq,
     id: args.id,
