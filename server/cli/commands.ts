@@ -162,7 +162,8 @@ export const commands: Record<string, Command> = {
       } catch (err) {
         if (err instanceof StartupError) {
           io.err(err.message);
-          return 1;
+          // A stop asked for while start-up waited for the database is a clean stop.
+          return cancel.signal.aborted ? 0 : 1;
         }
         log.error("startup failed", { error: (err as Error).message });
         io.err(`Cannot start: ${(err as Error).message}`);

@@ -101,11 +101,9 @@ export async function startTestServer(
         talkHash: null,
         defaultDelayMs: 0,
       });
-      if (fields.enabled === false) {
-        const w = openDb(dbPath(dir));
-        w.prepare("UPDATE endpoints SET enabled = 0 WHERE id = ?").run(id);
-        w.close();
-      }
+      // Through the store, so the helper works with either store.kind (a fresh endpoint has
+      // nothing to revoke).
+      if (fields.enabled === false) await server.store.run("endpoint.disable", { endpointId: id });
     },
     async setSetting(key, value) {
       await server.store.run("settings.set", { key, value });
