@@ -45,6 +45,7 @@ interface Result {
   cpu_us_per_msg: number;
   p50_ms?: number;
   p99_ms?: number;
+  send_p50_ms?: number;
   done_p50_ms?: number;
   done_p99_ms?: number;
   sent: number;
@@ -193,9 +194,9 @@ for (const shape of SHAPES) {
 }
 if (SHAPES.includes("c")) {
   console.log(
-    "\n| paced latency | p50 ms | p99 ms | ack done p50 ms | ack done p99 ms | CPU µs/msg |",
+    "\n| paced latency | p50 ms | p99 ms | send answered p50 ms | ack done p50 ms | ack done p99 ms | CPU µs/msg |",
   );
-  console.log("|---|---:|---:|---:|---:|---:|");
+  console.log("|---|---:|---:|---:|---:|---:|---:|");
   for (const target of ["nixmsg", "jetstream"] as const) {
     console.log(
       `| ${target} | ${med("c", target, (r) => r.p50_ms ?? 0).toFixed(2)} ` +
@@ -203,6 +204,7 @@ if (SHAPES.includes("c")) {
         `${med("c", target, (r) => r.p99_ms ?? 0).toFixed(2)} (${
           list("c", target, (r) => r.p99_ms ?? 0, 2)
         }) | ` +
+        `${med("c", target, (r) => r.send_p50_ms ?? 0).toFixed(2)} | ` +
         `${med("c", target, (r) => r.done_p50_ms ?? 0).toFixed(2)} | ` +
         `${med("c", target, (r) => r.done_p99_ms ?? 0).toFixed(2)} | ` +
         `${med("c", target, (r) => r.cpu_us_per_msg).toFixed(0)} |`,

@@ -57,6 +57,7 @@ type result struct {
 	CPUUsPerMsg float64 `json:"cpu_us_per_msg"`
 	P50Ms       float64 `json:"p50_ms,omitempty"`
 	P99Ms       float64 `json:"p99_ms,omitempty"`
+	SendP50Ms   float64 `json:"send_p50_ms,omitempty"`
 	DoneP50Ms   float64 `json:"done_p50_ms,omitempty"`
 	DoneP99Ms   float64 `json:"done_p99_ms,omitempty"`
 	Sent        int64   `json:"sent"`
@@ -139,6 +140,7 @@ type bench struct {
 	dups     int64
 	lat      []time.Duration // send -> delivered
 	done     []time.Duration // send -> ack confirmed
+	answered []time.Duration // send -> the server's answer to the sender
 	changed  chan struct{}
 }
 
@@ -147,7 +149,7 @@ func (b *bench) startPhase(name string) {
 	b.phase.Store(b.tag + "." + name)
 	b.seen = map[string]bool{}
 	b.unique, b.dups = 0, 0
-	b.lat, b.done = nil, nil
+	b.lat, b.done, b.answered = nil, nil, nil
 	b.changed = make(chan struct{}, 1)
 	b.mu.Unlock()
 	b.seq.Store(0)
@@ -216,10 +218,15 @@ func (b *bench) waitReceived(ctx context.Context, n int64, limit time.Duration) 
 }
 
 func (b *bench) sendOne(ctx context.Context, send sendFunc, sender int) bool {
+	start := time.Now()
 	if err := send(ctx, b.body(sender)); err != nil {
 		b.sendErr.Add(1)
 		return false
 	}
+	took := time.Since(start)
+	b.mu.Lock()
+	b.answered = append(b.answered, took)
+	b.mu.Unlock()
 	b.sent.Add(1)
 	return true
 }
@@ -313,6 +320,7 @@ func (b *bench) paced(ctx context.Context, send sendFunc, rate float64, d time.D
 	b.mu.Lock()
 	r.P50Ms, r.P99Ms = percentiles(b.lat)
 	r.DoneP50Ms, r.DoneP99Ms = percentiles(b.done)
+	r.SendP50Ms, _ = percentiles(b.answered)
 	b.mu.Unlock()
 	return r, nil
 }
