@@ -5,10 +5,12 @@
 // server's /proc/<pid>/stat over the measured window) and the load average.
 //
 //   deno run -A tests/bench/jetstream_peer.ts [--rounds 3] [--shapes a,b,c] [--seconds 15]
+//     [--paced-seconds 10] [--rate 200] [--body 1024] [--receipt]
 //
 // Shapes: (a) 1 sender -> 1 receiver, 100 sends in flight, 5,000 messages; (b) 100 -> 100, 10 in
 // flight each, 15 s; (c) 1 -> 1 paced at 200 msg/s for 10 s, p50/p99 send -> delivered. A message
-// counts when the receiver's ack is confirmed. nats-server is built once into the tools cache by
+// counts when the receiver's ack is confirmed. NixMsg sends without receipts (JetStream has none),
+// unless --receipt asks for them, as the SDKs do by default. nats-server is built once into the tools cache by
 // scripts/install_nats_server.sh; Go must be on PATH. Figures: docs/BENCHMARKS.md.
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -23,6 +25,7 @@ const { values: flags } = parseArgs({
     "paced-seconds": { type: "string", default: "10" },
     rate: { type: "string", default: "200" },
     body: { type: "string", default: "1024" },
+    receipt: { type: "boolean", default: false },
   },
 });
 const ROUNDS = Number(flags.rounds);
@@ -127,7 +130,17 @@ try {
       const order: Target[] = round % 2 === 0 ? ["nixmsg", "jetstream"] : ["jetstream", "nixmsg"];
       for (const target of order) {
         const args = target === "nixmsg"
-          ? ["-target", "nixmsg", "-url", nixUrl, "-password", PASSWORD, "-pid", String(nix.pid)]
+          ? [
+            "-target",
+            "nixmsg",
+            "-url",
+            nixUrl,
+            "-password",
+            PASSWORD,
+            "-pid",
+            String(nix.pid),
+            `-receipt=${flags.receipt}`,
+          ]
           : ["-target", "jetstream", "-url", natsUrl, "-pid", String(nats.pid)];
         const line = await run(loadgen, [
           ...args,
@@ -176,7 +189,9 @@ const label: Record<Shape, string> = {
 };
 console.log(
   `\nNixMsg vs NATS JetStream (sync_interval: always), ${ROUNDS} interleaved rounds, ` +
-    `${flags.body} B bodies; medians, then each round`,
+    `${flags.body} B bodies, NixMsg receipts ${
+      flags.receipt ? "on" : "off"
+    }; medians, then each round`,
 );
 console.log(
   "| shape | NixMsg msg/s | NixMsg CPU µs/msg | JetStream msg/s | JetStream CPU µs/msg | ratio |",

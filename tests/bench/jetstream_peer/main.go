@@ -7,7 +7,8 @@
 //	(c) -shape c: 1 -> 1 paced at -rate messages/s for -seconds: latency percentiles
 //
 // A message counts when the receiver's ack is confirmed by the server (NixMsg: the `ack` request
-// answered; JetStream: DoubleAck). Bodies are -body bytes of ASCII text that carry the run tag,
+// answered; JetStream: DoubleAck). NixMsg sends without receipts unless -receipt: JetStream has
+// none, so both then do the same durable work (store, deliver, ack). Bodies are -body bytes of ASCII text that carry the run tag,
 // the sender, a sequence number and the send time, so stale messages of earlier runs are ignored,
 // duplicates and losses are counted, and latency uses one clock. Server CPU comes from
 // /proc/<-pid>/stat over the measured window only (connections and warm-up excluded).
@@ -80,13 +81,14 @@ func main() {
 	rate := flag.Float64("rate", 200, "messages per second (c)")
 	bodySize := flag.Int("body", 1024, "body bytes")
 	pid := flag.Int("pid", 0, "server process id, for CPU from /proc")
+	receipt := flag.Bool("receipt", false, "NixMsg: ask for receipts (the SDK default); JetStream has none")
 	tag := flag.String("run", strconv.FormatInt(time.Now().UnixNano(), 36), "run tag")
 	flag.Parse()
 
 	var sys system
 	switch *target {
 	case "nixmsg":
-		sys = &nixSystem{url: *url, password: *password}
+		sys = &nixSystem{url: *url, password: *password, receipt: *receipt}
 	case "jetstream":
 		sys = &jsSystem{url: *url}
 	default:
@@ -392,6 +394,7 @@ func loadAvg() string {
 // nixSystem drives NixMsg: endpoints s<i> send to r<i>, each its own sdk/go client over TCP.
 type nixSystem struct {
 	url, password string
+	receipt       bool
 	clients       []*nixmsg.Client
 }
 
@@ -427,8 +430,9 @@ func (n *nixSystem) open(ctx context.Context, pairs int, got gotFunc) ([]sendFun
 			return nil, err
 		}
 		to := nixmsg.Endpoint(fmt.Sprintf("r%d", i))
+		receipt := nixmsg.WithReceipt(n.receipt)
 		senders[i] = func(ctx context.Context, body []byte) error {
-			_, err := s.SendText(ctx, to, string(body))
+			_, err := s.SendText(ctx, to, string(body), receipt)
 			return err
 		}
 		all = append(all, r, s)
