@@ -5,7 +5,7 @@
 // server's /proc/<pid>/stat over the measured window) and the load average.
 //
 //   deno run -A tests/bench/jetstream_peer.ts [--rounds 3] [--shapes a,b,c] [--seconds 15]
-//     [--paced-seconds 10] [--rate 200] [--body 1024] [--receipt]
+//     [--messages 5000] [--paced-seconds 10] [--rate 200] [--body 1024] [--receipt] [--window N]
 //
 // Shapes: (a) 1 sender -> 1 receiver, 100 sends in flight, 5,000 messages; (b) 100 -> 100, 10 in
 // flight each, 15 s; (c) 1 -> 1 paced at 200 msg/s for 10 s, p50/p99 send -> delivered. A message
@@ -21,11 +21,15 @@ const { values: flags } = parseArgs({
   options: {
     rounds: { type: "string", default: "3" },
     shapes: { type: "string", default: "a,b,c" },
+    messages: { type: "string", default: "5000" },
     seconds: { type: "string", default: "15" },
     "paced-seconds": { type: "string", default: "10" },
     rate: { type: "string", default: "200" },
     body: { type: "string", default: "1024" },
     receipt: { type: "boolean", default: false },
+    // Both at their defaults unless given: NixMsg's push window is 32 (spec 11.1), JetStream's
+    // MaxAckPending 1,000. With --window both get N.
+    window: { type: "string", default: "" },
   },
 });
 const ROUNDS = Number(flags.rounds);
@@ -60,7 +64,7 @@ interface Result {
 }
 
 const SHAPE_ARGS: Record<Shape, string[]> = {
-  a: ["-shape", "a", "-pairs", "1", "-inflight", "100", "-msgs", "5000"],
+  a: ["-shape", "a", "-pairs", "1", "-inflight", "100", "-msgs", flags.messages],
   b: ["-shape", "b", "-pairs", String(PAIRS), "-inflight", "10", "-seconds", flags.seconds],
   c: ["-shape", "c", "-pairs", "1", "-rate", flags.rate, "-seconds", flags["paced-seconds"]],
 };
@@ -113,6 +117,7 @@ const home = await prepareHome(
       requests_per_second: 1_000_000,
       max_pending_per_sender: 0,
       max_pending_per_receiver: 0,
+      ...(flags.window ? { delivery_window: Number(flags.window) } : {}),
     },
   },
   ids,
@@ -141,7 +146,15 @@ try {
             String(nix.pid),
             `-receipt=${flags.receipt}`,
           ]
-          : ["-target", "jetstream", "-url", natsUrl, "-pid", String(nats.pid)];
+          : [
+            "-target",
+            "jetstream",
+            "-url",
+            natsUrl,
+            "-pid",
+            String(nats.pid),
+            `-max-ack-pending=${flags.window || 0}`,
+          ];
         const line = await run(loadgen, [
           ...args,
           ...SHAPE_ARGS[shape],
@@ -183,13 +196,15 @@ const list = (shape: Shape, target: Target, f: (r: Result) => number, digits = 0
   of(shape, target).map((r) => f(r).toFixed(digits)).join(", ");
 
 const label: Record<Shape, string> = {
-  a: "(a) 1 → 1, 100 in flight, 5,000 msgs",
+  a: `(a) 1 → 1, 100 in flight, ${flags.messages} msgs`,
   b: `(b) ${PAIRS} → ${PAIRS}, 10 in flight each, ${flags.seconds} s`,
   c: `(c) paced ${flags.rate} msg/s, ${flags["paced-seconds"]} s`,
 };
 console.log(
   `\nNixMsg vs NATS JetStream (sync_interval: always), ${ROUNDS} interleaved rounds, ` +
-    `${flags.body} B bodies, NixMsg receipts ${
+    `push window ${
+      flags.window || "32 / MaxAckPending 1000 (defaults)"
+    }, ${flags.body} B bodies, NixMsg receipts ${
       flags.receipt ? "on" : "off"
     }; medians, then each round`,
 );

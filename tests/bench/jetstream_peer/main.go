@@ -81,6 +81,7 @@ func main() {
 	rate := flag.Float64("rate", 200, "messages per second (c)")
 	bodySize := flag.Int("body", 1024, "body bytes")
 	pid := flag.Int("pid", 0, "server process id, for CPU from /proc")
+	ackPending := flag.Int("max-ack-pending", 0, "JetStream: the consumers' MaxAckPending (0: the server default, 1,000)")
 	receipt := flag.Bool("receipt", false, "NixMsg: ask for receipts (the SDK default); JetStream has none")
 	tag := flag.String("run", strconv.FormatInt(time.Now().UnixNano(), 36), "run tag")
 	flag.Parse()
@@ -90,7 +91,7 @@ func main() {
 	case "nixmsg":
 		sys = &nixSystem{url: *url, password: *password, receipt: *receipt}
 	case "jetstream":
-		sys = &jsSystem{url: *url}
+		sys = &jsSystem{url: *url, maxAckPending: *ackPending}
 	default:
 		fail(fmt.Errorf("unknown -target %q", *target))
 	}
@@ -466,9 +467,10 @@ func (n *nixSystem) close() {
 // jsSystem drives JetStream: stream BENCH (file storage; the server runs sync_interval: always),
 // subject bench.r<i>, a durable explicit-ack consumer per receiver, a connection per client.
 type jsSystem struct {
-	url   string
-	conns []*nats.Conn
-	subs  []jetstream.ConsumeContext
+	url           string
+	maxAckPending int
+	conns         []*nats.Conn
+	subs          []jetstream.ConsumeContext
 }
 
 func (j *jsSystem) conn() (*nats.Conn, jetstream.JetStream, error) {
@@ -504,7 +506,7 @@ func (j *jsSystem) open(ctx context.Context, pairs int, got gotFunc) ([]sendFunc
 		}
 		cfg := jetstream.ConsumerConfig{
 			Durable: fmt.Sprintf("r%d", i), FilterSubject: fmt.Sprintf("bench.r%d", i),
-			AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 10_000,
+			AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: j.maxAckPending,
 		}
 		if _, err := stream.CreateOrUpdateConsumer(ctx, cfg); err != nil {
 			return nil, err
