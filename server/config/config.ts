@@ -81,7 +81,7 @@ export const DEFAULT_CONFIG: Config = deepFreeze({
     http_headers_seconds: 10,
     http_body_seconds: 30,
   },
-  writer: { max_batch: 256, max_wait_ms: 2 },
+  writer: { max_batch: 256, max_wait_ms: 0 },
   store: { kind: "sqlite", postgres_url: "" },
   session_idle_days: 30,
   record_retention_days: 7,

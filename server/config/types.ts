@@ -49,7 +49,7 @@ export interface TimeoutsConfig {
 export interface WriterConfig {
   /** Most ops merged into one transaction (spec 7.2). */
   readonly max_batch: number;
-  /** Longest wait, in ms, to fill a batch (spec 7.2). */
+  /** Extra wait, in ms, for an idle writer to fill a batch; 0 commits at once (group commit). */
   readonly max_wait_ms: number;
 }
 
