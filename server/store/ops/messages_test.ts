@@ -94,42 +94,6 @@ Deno.test("submit dispatches at once and places each delivery by presence, keep 
   }
 });
 
-Deno.test("a submit with a lent claim marks its online receiver's deliveries in the same op", () => {
-  const db = testDb();
-  addEndpoint(db, "a");
-  addEndpoint(db, "b");
-  connected(db, { endpointId: "b", connCode: "c1" }, T0);
-  const pushedTo = (seq: number) =>
-    (db.prepare("SELECT pushed_conn FROM deliveries WHERE seq = ? AND endpoint_id = 'b'")
-      .get(seq) as { pushed_conn: string | null }).pushed_conn;
-  // An older pending delivery, left unclaimed: the claim takes it first, then the new one.
-  const older = submitMessage(db, req(), T0);
-  assert.deepEqual(older.wake, ["b"]);
-  assert.equal(older.claimed, undefined, "no claim without a lent ticket");
-  const r = submitMessage(db, req({ claim: { connCode: "c1", limit: 8 } }), T0 + 1);
-  assert.equal(r.state, "dispatched");
-  assert.deepEqual(r.claimed?.map((c) => c.seq), [older.seq, r.seq]);
-  assert.deepEqual(r.wake, [], "the lent loop pushes them: no wake");
-  assert.equal(pushedTo(older.seq!), "c1");
-  assert.equal(pushedTo(r.seq!), "c1");
-  // The window's room bounds the claim; what is left stays unmarked for the loop's next claim.
-  const a1 = submitMessage(db, req(), T0 + 2);
-  const a2 = submitMessage(db, req({ claim: { connCode: "c1", limit: 1 } }), T0 + 3);
-  assert.deepEqual(a2.claimed?.map((c) => c.seq), [a1.seq]);
-  assert.equal(pushedTo(a2.seq!), null);
-  // A scheduled message claims nothing new; a repeat of an id claims what is pending.
-  const later = submitMessage(
-    db,
-    req({ sendAt: T0 + 60_000, claim: { connCode: "c1", limit: 8 } }),
-    T0 + 4,
-  );
-  assert.equal(later.state, "scheduled");
-  assert.deepEqual(later.claimed?.map((c) => c.seq), [a2.seq]);
-  // A refusal is thrown before any write: nothing is claimed (unguarded op, batch.ts).
-  const refused = req({ toId: "nobody", claim: { connCode: "c1", limit: 8 } });
-  assert.equal(codeOf(() => submitMessage(db, refused, T0 + 5)), "invalid_target");
-});
-
 Deno.test("submit validates the target after the idempotency check", () => {
   const db = testDb();
   addEndpoint(db, "a");
