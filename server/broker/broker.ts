@@ -3,6 +3,7 @@ import type { Duplex } from "node:stream";
 import { Aedes } from "aedes";
 import type { MqttConn } from "../net/types.ts";
 import type { Logger } from "../log/log.ts";
+import { LogThrottle } from "../log/throttle.ts";
 import { wsToStream } from "../net/ws_stream.ts";
 import { encodeDisconnect, setConnackExtras } from "./codec.ts";
 import { type KeepAliveRange, prepareConnect } from "./connect.ts";
@@ -87,9 +88,11 @@ class AedesBroker implements Broker {
   #admitted = 0;
   #counts = { tcp: 0, ws: 0 };
   #closing: Promise<void> | null = null;
+  #busyLog: LogThrottle;
 
   constructor(opts: BrokerOptions) {
     this.#log = opts.log;
+    this.#busyLog = new LogThrottle(opts.log);
     this.#hooks = opts.hooks;
     this.#maxClients = opts.maxClients;
     this.#maxPacketSize = opts.maxPacketSize ?? MAX_PACKET_SIZE;
@@ -143,6 +146,7 @@ class AedesBroker implements Broker {
     (stream as any).setNoDelay?.(true);
     patchRead(stream);
     const c = new Connection(stream, conn.transport, conn.remoteAddress, conn.secure);
+    if (conn.loggedIn) c.loggedIn = conn.loggedIn;
     this.#all.add(c);
     stream.once("close", () => this.#onClose(c));
     c.client = this.#aedes.handle(stream);
@@ -210,6 +214,7 @@ class AedesBroker implements Broker {
       });
     }
     for (const c of this.#all) c.client.close();
+    this.#busyLog.close();
     await new Promise<void>((resolve) => this.#aedes.close(() => resolve()));
     await Promise.all([...this.#all].map((c) => c.done));
   }
@@ -265,9 +270,13 @@ class AedesBroker implements Broker {
       client.close();
       return cb(new Error("Authentication failed internally"), false);
     }
+    if (!result.ok && result.reason === "busy") {
+      return this.#refuseBusy(c, cb, "password checks queued");
+    }
     if (!result.ok) return cb(connectError("Bad credentials", RC_BAD_CREDENTIALS), false);
     if (this.#full(facts.clientId)) return this.#refuseBusy(c, cb);
     c.admitted = true;
+    c.loggedIn();
     this.#admitted++;
     this.#byCode.set(info.connCode, c);
     cb(null, true);
@@ -278,10 +287,13 @@ class AedesBroker implements Broker {
     return this.#admitted >= this.#maxClients && !this.#current.has(clientId);
   }
 
-  #refuseBusy(c: Connection, cb: Callback): void {
+  #refuseBusy(c: Connection, cb: Callback, why = "max_clients reached"): void {
     // Spec 5: "server busy" 0x89 for MQTT 5, "server unavailable" 3 for 3.1.1.
     setConnackExtras(c.stream, { failureReasonCode: SERVER_BUSY });
-    this.#log.warn("MQTT client refused: server busy", { max_clients: this.#maxClients });
+    this.#busyLog.line("warn", "MQTT client refused: server busy", why, {
+      why,
+      max_clients: this.#maxClients,
+    }, { why });
     cb(connectError("Server busy", RC_SERVER_UNAVAILABLE), false);
   }
 

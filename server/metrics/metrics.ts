@@ -83,7 +83,12 @@ export type ClosedConnectionReason =
   | "http_deadline"
   | "http_cap"
   | "total_cap"
-  | "ip_cap";
+  | "ip_cap"
+  | "http_ip_cap"
+  | "unauthenticated_ip_cap"
+  | "auth_deadline"
+  | "conn_rate"
+  | "conn_rate_ip";
 
 /** Counts one connection the listener closed to protect the server (issues 10 and 18). */
 export function countClosedConnection(reason: ClosedConnectionReason): void {

@@ -20,10 +20,20 @@ Deno.test("readOpenFilesLimit reads the soft limit, and null when unlimited or u
 });
 
 Deno.test("resolveConnCaps keeps headroom below the descriptor limit", () => {
-  const d = { max_connections: 0, max_connections_per_ip: 0, max_clients: 2000 };
+  const d = {
+    max_connections: 0,
+    max_connections_per_ip: 0,
+    max_clients: 2000,
+    max_http_connections: 1000,
+    max_http_connections_per_ip: 0,
+    max_unauthenticated_per_ip: 0,
+  };
   const small = resolveConnCaps(d, 1024);
   assert.equal(small.total, 1024 - 102);
   assert.equal(small.perIp, Math.floor(small.total / 4));
+  // issue 28: the pre-login shares are derived too.
+  assert.equal(small.httpPerIp, 100);
+  assert.equal(small.unauthenticatedPerIp, Math.floor(small.perIp / 2));
   assert.match(small.warnings.join("\n"), /max_clients 2000 cannot be reached/);
 
   const big = resolveConnCaps(d, 65536);
@@ -42,7 +52,10 @@ Deno.test("resolveConnCaps keeps headroom below the descriptor limit", () => {
 
 Deno.test("ConnLimiter refuses past each cap and frees slots on release", () => {
   const { log, lines } = memoryLog();
-  const limiter = new ConnLimiter({ fdLimit: null, total: 3, perIp: 2, warnings: [] }, log);
+  const limiter = new ConnLimiter(
+    { fdLimit: null, total: 3, perIp: 2, httpPerIp: 1, unauthenticatedPerIp: 1, warnings: [] },
+    log,
+  );
   const a1 = limiter.openConnection("198.51.100.1")!;
   const a2 = limiter.openConnection("198.51.100.1")!;
   assert.equal(limiter.openConnection("198.51.100.1"), null);
@@ -78,7 +91,10 @@ Deno.test("the listener closes connections past the per-IP cap and serves other 
 
 Deno.test("behind a trusted proxy the per-IP cap applies to the forwarded client", async () => {
   await withListeners(
-    { trusted_proxies: ["127.0.0.1/32"], limits: { max_connections_per_ip: 2 } },
+    {
+      trusted_proxies: ["127.0.0.1/32"],
+      limits: { max_connections_per_ip: 2, max_unauthenticated_per_ip: 10 },
+    },
     async ({ listeners, nextConn }) => {
       const url = `ws://127.0.0.1:${listeners.listen.port}/mqtt`;
       const open = (client: string) => {
