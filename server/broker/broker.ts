@@ -5,6 +5,7 @@ import type { MqttConn } from "../net/types.ts";
 import type { Logger } from "../log/log.ts";
 import { LogThrottle } from "../log/throttle.ts";
 import { wsToStream } from "../net/ws_stream.ts";
+import { connectLength, MAX_CONNECT_BYTES } from "../net/mqtt_head.ts";
 import { encodeDisconnect, setConnackExtras } from "./codec.ts";
 import { type KeepAliveRange, prepareConnect } from "./connect.ts";
 import { Connection, MAX_INFLIGHT } from "./connection.ts";
@@ -152,6 +153,7 @@ class AedesBroker implements Broker {
     c.client = this.#aedes.handle(stream);
     this.#byClient.set(c.client, c);
     patchBufferList(c.client._parser._list);
+    this.#capConnect(c, stream);
     // Inbound taps, in arrival order and ahead of aedes: PUBACKs settle our downlinks; granted
     // QoS is at most 1; each PUBLISH notes the SUBSCRIBEs read before it (see `inOrder`).
     c.client._parser.prependListener("packet", (p: Packet) => {
@@ -162,6 +164,39 @@ class AedesBroker implements Broker {
         for (const s of p.subscriptions) if (s.qos > 1) s.qos = 1;
       }
     });
+  }
+
+  /**
+   * issue 28: a CONNECT larger than {@linkcode MAX_CONNECT_BYTES} closes the connection before it
+   * is parsed. A real one (ids of at most 64 characters, a password, no will) is far smaller,
+   * and parsing a 60,000-character id into strings grew the heap by hundreds of MiB under a flood.
+   * The listener already refuses such a CONNECT when its first bytes show it (TCP); this covers
+   * WebSocket and a header that arrives in pieces.
+   */
+  #capConnect(c: Connection, stream: Duplex): void {
+    const parser = c.client._parser;
+    const parse = parser.parse.bind(parser);
+    let head: Uint8Array | null = new Uint8Array(0);
+    parser.parse = (buf: Uint8Array) => {
+      if (head === null) return parse(buf);
+      const joined = new Uint8Array(head.length + Math.min(buf.length, 5));
+      joined.set(head);
+      joined.set(buf.subarray(0, 5), head.length);
+      const length = connectLength(joined);
+      if (length === undefined) {
+        head = joined;
+        return parse(buf);
+      }
+      head = null;
+      if (length === null || length <= MAX_CONNECT_BYTES) return parse(buf);
+      this.#busyLog.line("info", "MQTT connection closed: CONNECT too large", "connect_size", {
+        remote: c.remoteAddress,
+        bytes: length,
+        max_bytes: MAX_CONNECT_BYTES,
+      }, { max_bytes: MAX_CONNECT_BYTES });
+      stream.destroy();
+      return 0;
+    };
   }
 
   publish(connCode: string, payload: Uint8Array, qos: 0 | 1): Promise<PublishOutcome> {

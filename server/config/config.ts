@@ -75,7 +75,7 @@ export const DEFAULT_CONFIG: Config = deepFreeze({
     max_http_connections_per_ip: 0,
     max_unauthenticated_per_ip: 0,
     max_hash_queue: 64,
-    max_hash_queue_per_ip: 4,
+    max_hash_queue_per_ip: 8,
     max_conn_rate: 2000,
     max_conn_rate_per_ip: 500,
     registrations_per_ip_per_minute: 10,

@@ -88,7 +88,8 @@ export type ClosedConnectionReason =
   | "unauthenticated_ip_cap"
   | "auth_deadline"
   | "conn_rate"
-  | "conn_rate_ip";
+  | "conn_rate_ip"
+  | "connect_size";
 
 /** Counts one connection the listener closed to protect the server (issues 10 and 18). */
 export function countClosedConnection(reason: ClosedConnectionReason): void {

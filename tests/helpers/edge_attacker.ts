@@ -5,6 +5,7 @@
 // - `mqtt_idle`: holds N MQTT connections that sent only the first byte of a CONNECT.
 // - `guess`: N loops of password CONNECTs for random unknown ids.
 // - `long_ids`: N failed CONNECTs with 60,000-character ids, 20 at a time, then exits.
+// - `short_ids`: the same with short invalid ids, for the baseline.
 //
 // Prints one JSON line of counts a second, and a last one when it ends (SIGTERM, or done).
 import { connect, type Socket } from "node:net";
@@ -63,6 +64,10 @@ else if (kind === "long_ids") {
   // Each id is new, so nothing can be remembered for one id and reused for the next.
   const long = () => `${crypto.randomUUID()}${"x".repeat(60_000 - 36)}`;
   await guess(long, 20, n);
+  end();
+} else if (kind === "short_ids") {
+  // The same failure with a short id that is not valid either: the cost of the connection alone.
+  await guess(() => `!${crypto.randomUUID().slice(0, 8)}`, 20, n);
   end();
 } else {
   console.error(`Unknown attack ${kind}`);
