@@ -209,10 +209,11 @@ export class PasswordPool {
     try {
       return await work();
     } finally {
+      // The slot is handed on while this owner still counts as running, so it goes elsewhere.
+      this.#release();
       const left = (this.#running.get(owner) ?? 1) - 1;
       if (left <= 0) this.#running.delete(owner);
       else this.#running.set(owner, left);
-      this.#release();
     }
   }
 

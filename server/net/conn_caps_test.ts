@@ -119,3 +119,35 @@ Deno.test("behind a trusted proxy the per-IP cap applies to the forwarded client
     },
   );
 });
+
+Deno.test("the per-IP cap counts every address of one IPv6 /64 together (issue 28)", async () => {
+  await withListeners(
+    {
+      trusted_proxies: ["127.0.0.1/32"],
+      limits: { max_connections_per_ip: 2, max_unauthenticated_per_ip: 10 },
+    },
+    async ({ listeners, nextConn }) => {
+      const url = `ws://127.0.0.1:${listeners.listen.port}/mqtt`;
+      const open = (client: string) => {
+        const ws = new WebSocket(url, ["mqtt"], { headers: { "X-Forwarded-For": client } });
+        const opened = new Promise<number>((resolve) => {
+          ws.once("open", () => resolve(101));
+          ws.once("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
+          ws.once("error", () => resolve(0));
+        });
+        return { ws, status: within(opened, "the upgrade") };
+      };
+      const a = [open("2001:db8:5:6::1"), open("2001:db8:5:6::2")];
+      assert.deepEqual(await Promise.all(a.map((x) => x.status)), [101, 101]);
+      await nextConn();
+      await nextConn();
+      // A third address of the same /64 is over the cap; one of another /64 is not.
+      const over = open("2001:db8:5:6:ffff::3");
+      assert.equal(await over.status, 503);
+      const another = open("2001:db8:5:7::1");
+      assert.equal(await another.status, 101);
+      await nextConn();
+      for (const x of [...a, over, another]) x.ws.terminate();
+    },
+  );
+});
