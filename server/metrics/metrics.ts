@@ -125,6 +125,25 @@ export function setAcceptImpaired(listener: string, impaired: boolean): void {
   if (impaired) acceptOutages.inc({ listener });
 }
 
+const readyGauge = new Gauge({
+  name: "nixmsg_store_ready",
+  help: "1 while the last readiness verdict on the database was ready, else 0",
+  registers: [shared],
+});
+const notReady = new Counter({
+  name: "nixmsg_store_not_ready_total",
+  help: "Times the database became not ready, by reason (commit_failed, probe_failed)",
+  labelNames: ["reason"] as const,
+  registers: [shared],
+});
+readyGauge.set(1);
+
+/** Marks the database ready or not (issue 28); a change to not ready is counted with `reason`. */
+export function setStoreReady(ready: boolean, reason?: "commit_failed" | "probe_failed"): void {
+  readyGauge.set(ready ? 1 : 0);
+  if (!ready && reason !== undefined) notReady.inc({ reason });
+}
+
 /** Records the time from a delivery's due time to its first push, in ms (spec 4.3). */
 export function observeDuePush(ms: number): void {
   duePush.observe(Math.max(0, ms) / 1000);
