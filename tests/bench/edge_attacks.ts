@@ -21,6 +21,7 @@ const { values } = parseArgs({
 const TRIES = Number(values.tries);
 const LONG_IDS = Number(values["long-ids"]);
 const ATTACKS: [string, string, number][] = [
+  ["none (same-run peer)", "none", 0],
   ["1,050 partial HTTP requests, reopened when cut", "http", 1050],
   ["1,000 MQTT connections that never log in", "mqtt_idle", 1000],
   ["48 loops of password CONNECTs for unknown ids", "guess", 48],

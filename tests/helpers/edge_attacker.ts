@@ -1,6 +1,7 @@
 // The attacker of the issue 28 edge tests, run as its own process so that its work does not
 // delay the measuring client's timers: `deno run --allow-net edge_attacker.ts KIND PORT FROM N`.
 //
+// - `none`: does nothing (the measurement's same-run peer).
 // - `http`: holds N partial HTTP requests, reopening each one the server cuts.
 // - `mqtt_idle`: holds N MQTT connections that sent only the first byte of a CONNECT.
 // - `guess`: N loops of password CONNECTs for random unknown ids.
@@ -57,7 +58,9 @@ const end = () => {
 };
 Deno.addSignalListener("SIGTERM", end);
 
-if (kind === "http") hold("GET /healthz HTTP/1.1\r\nHost: x\r\n");
+if (kind === "none") {
+  // The same-run peer: the bystander's figures with nobody attacking.
+} else if (kind === "http") hold("GET /healthz HTTP/1.1\r\nHost: x\r\n");
 else if (kind === "mqtt_idle") hold(new Uint8Array([0x10]));
 else if (kind === "guess") void guess(() => `u${crypto.randomUUID().slice(0, 12)}`, n);
 else if (kind === "long_ids") {
