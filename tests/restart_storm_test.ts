@@ -65,6 +65,7 @@ Deno.test(`restart storm: ${ENDPOINTS} endpoints with session tokens all come ba
       max_clients: ENDPOINTS + 100,
       max_conn_rate_per_ip: 100_000,
       max_unauthenticated_per_ip: ENDPOINTS + 100,
+      max_http_connections_per_ip: ENDPOINTS + 100,
     },
   });
   const tokens = new Map(ids.map((id) => [id, newSessionToken()]));

@@ -19,7 +19,10 @@ export interface PasswordPoolOptions {
    * more are refused at once with {@linkcode PoolBusyError} (issue 28). Default: unbounded.
    */
   maxQueued?: number;
-  /** Most checks of one owner that may wait for a slot. Default: unbounded. */
+  /**
+   * Most checks of one owner that may wait for a slot once the queue is half full; below that an
+   * owner may borrow beyond it. Default: unbounded.
+   */
   maxQueuedPerOwner?: number;
 }
 
@@ -148,7 +151,11 @@ export class PasswordPool {
     if (owner === undefined || this.#active < this.#size) return null;
     if (this.#ownedWaiting >= this.#maxQueued) throw new PoolBusyError("queue_full");
     const n = this.#byOwner.get(owner) ?? 0;
-    if (n >= this.#maxPerOwner) throw new PoolBusyError("owner_share");
+    // An owner past its share may borrow while the queue is less than half full, so one
+    // address's burst of logins is not refused on an idle server; it never gets the last half.
+    if (n >= this.#maxPerOwner && this.#ownedWaiting >= this.#maxQueued / 2) {
+      throw new PoolBusyError("owner_share");
+    }
     this.#ownedWaiting++;
     this.#byOwner.set(owner, n + 1);
     return () => {

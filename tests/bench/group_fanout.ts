@@ -56,6 +56,7 @@ const home = await prepareHome(
       max_unauthenticated_per_ip: 100_000,
       max_conn_rate_per_ip: 100_000,
       max_conn_rate: 100_000,
+      max_http_connections_per_ip: 100_000,
       max_hash_queue: 100_000,
       max_hash_queue_per_ip: 100_000,
       max_group_members: N + 1,

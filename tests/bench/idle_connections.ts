@@ -239,6 +239,7 @@ async function main(): Promise<void> {
         max_unauthenticated_per_ip: n + 100,
         max_conn_rate_per_ip: 100_000,
         max_conn_rate: 100_000,
+        max_http_connections_per_ip: 100_000,
         max_hash_queue: n + 100,
         max_hash_queue_per_ip: n + 100,
       },

@@ -131,6 +131,7 @@ async function main(): Promise<void> {
       max_unauthenticated_per_ip: n + 100,
       max_conn_rate_per_ip: 100_000,
       max_conn_rate: 100_000,
+      max_http_connections_per_ip: 100_000,
     },
     timeouts: { hello_seconds: 30, first_byte_seconds: 10, auth_seconds: 30 },
   });
