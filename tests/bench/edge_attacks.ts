@@ -52,7 +52,8 @@ for (const [name, kind, n] of ATTACKS) {
 }
 
 {
-  const home = await prepareHome({}, ["a"], PW);
+  // The per-address connection rate is lifted, so every attempt reaches the CONNECT check.
+  const home = await prepareHome({ limits: { max_conn_rate_per_ip: 100_000 } }, ["a"], PW);
   const server = await startServerProcess(home);
   const mib = () => (sampleProc(server.pid).rssBytes / 1024 / 1024).toFixed(1);
   try {
