@@ -142,7 +142,7 @@ export class LoginService {
     } catch (err) {
       attempt.release();
       if (!(err instanceof PoolBusyError)) throw err;
-      app.security.failure("login", "busy", { ip: info.remoteAddress });
+      app.security.failure("login", "hash_queue_full", { ip: info.remoteAddress });
       return { ok: false, reason: "busy" };
     }
     if (!ok || row === null) {
