@@ -68,6 +68,11 @@ export function settingsHandlers(d: AdminDeps) {
       sqlite_synchronous: c.sqlite_synchronous,
       metrics: { token_set: c.metrics.token !== "" },
       log: { level: c.log.level },
+      // issue 28: the per-account lock of the admin password, for the console's notice.
+      admin_lockout: {
+        locked_until: app.adminLocks.accountLockedUntil("admin"),
+        last_locked_at: app.adminLocks.lastAccountLock,
+      },
     });
   }
 

@@ -73,10 +73,19 @@ export const DEFAULT_CONFIG: Config = deepFreeze({
     max_http_connections: 1000,
     max_connections: 0,
     max_connections_per_ip: 0,
+    ipv6_prefix_bits: 64,
+    max_http_connections_per_ip: 0,
+    max_unauthenticated_per_ip: 0,
+    max_hash_queue: 64,
+    max_hash_queue_per_ip: 8,
+    max_conn_rate: 2000,
+    max_conn_rate_per_ip: 500,
+    registrations_per_ip_per_minute: 10,
   },
   timeouts: {
     first_byte_seconds: 10,
     hello_seconds: 30,
+    auth_seconds: 3,
     shutdown_drain_seconds: 10,
     http_headers_seconds: 10,
     http_body_seconds: 30,
@@ -124,6 +133,14 @@ const LIMIT_RULES: { readonly [K in keyof LimitsConfig]: IntRule } = {
   max_http_connections: { min: 1 },
   max_connections: { min: 0 }, // 0 = open-files limit minus headroom (issue 18)
   max_connections_per_ip: { min: 0 }, // 0 = a quarter of max_connections
+  ipv6_prefix_bits: { min: 16, max: 128 },
+  max_http_connections_per_ip: { min: 0 }, // 0 = a tenth of max_http_connections
+  max_unauthenticated_per_ip: { min: 0 }, // 0 = half of max_connections_per_ip
+  max_hash_queue: { min: 1 },
+  max_hash_queue_per_ip: { min: 1 },
+  max_conn_rate: { min: 1 },
+  max_conn_rate_per_ip: { min: 1 },
+  registrations_per_ip_per_minute: { min: 1 },
 };
 
 const WRITER_RULES: { readonly [K in keyof WriterConfig]: IntRule } = {

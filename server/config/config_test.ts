@@ -253,6 +253,7 @@ Deno.test("DEFAULT_CONFIG matches spec 11.1 and our documented extra keys", () =
   assert.deepEqual(DEFAULT_CONFIG.timeouts, {
     first_byte_seconds: 10,
     hello_seconds: 30,
+    auth_seconds: 3,
     shutdown_drain_seconds: 10,
     http_headers_seconds: 10,
     http_body_seconds: 30,

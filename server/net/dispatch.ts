@@ -7,9 +7,11 @@ import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { type SecureContext, TLSSocket } from "node:tls";
 import type { Logger } from "../log/log.ts";
+import { countClosedConnection } from "../metrics/metrics.ts";
 import { normalizeIp } from "./ip.ts";
 import { capQueuedBytes, logSlowConsumer } from "./queue_cap.ts";
-import { classifyFirstByte, sniffFirstByte } from "./sniff.ts";
+import { classifyFirstByte, sniffHead } from "./sniff.ts";
+import { connectTooLarge } from "./mqtt_head.ts";
 import type { MqttHandler } from "./types.ts";
 
 /** The TCP facts of a connection handed to the HTTP server, looked up by its request handler. */
@@ -54,12 +56,13 @@ export async function dispatchConnection(raw: Socket, s: DispatchSettings): Prom
     raw.destroy();
   };
 
-  const first = await sniffFirstByte(raw, s.firstByteMs);
-  if (first === null) return drop("no first byte");
+  const head = await sniffHead(raw, s.firstByteMs);
+  if (head === null) return drop("no first byte");
+  const first = head[0];
   const kind = classifyFirstByte(first);
   if (kind !== "tls") {
     if (s.tls !== null && !s.tls.allowPlaintext) return drop("plaintext refused", { first });
-    return handOff(raw, raw, first, { remoteAddress, secure: false }, s, drop);
+    return handOff(raw, raw, head, { remoteAddress, secure: false }, s, drop);
   }
   if (s.tls === null) return drop("TLS without a certificate");
 
@@ -71,7 +74,7 @@ export async function dispatchConnection(raw: Socket, s: DispatchSettings): Prom
     raw.destroy();
   });
   // The timer also covers a handshake that never completes.
-  const inner = await sniffFirstByte(tls, s.firstByteMs);
+  const inner = await sniffHead(tls, s.firstByteMs);
   if (inner === null) {
     tls.destroy();
     return drop("no first byte after TLS");
@@ -80,7 +83,7 @@ export async function dispatchConnection(raw: Socket, s: DispatchSettings): Prom
     tls.destroy();
     drop(reason, extra);
   };
-  if (classifyFirstByte(inner) === "tls") return closeBoth("TLS inside TLS");
+  if (classifyFirstByte(inner[0]) === "tls") return closeBoth("TLS inside TLS");
   handOff(tls, raw, inner, { remoteAddress, secure: true }, s, closeBoth);
 }
 
@@ -91,11 +94,12 @@ export async function dispatchConnection(raw: Socket, s: DispatchSettings): Prom
 function handOff(
   stream: Socket,
   raw: Socket,
-  first: number,
+  head: Uint8Array,
   facts: ConnFacts,
   s: DispatchSettings,
   drop: (reason: string, extra?: Record<string, number>) => void,
 ): void {
+  const first = head[0];
   const kind = classifyFirstByte(first);
   if (kind === "http") {
     if (!s.admitHttp(stream, facts.remoteAddress)) return drop("too many HTTP connections");
@@ -106,6 +110,11 @@ function handOff(
   }
   if (kind !== "mqtt") return drop("unknown first byte", { first });
   if (s.onMqtt === null) return drop("MQTT on admin_listen");
+  // issue 28: a CONNECT too large for a real login is not even handed to the broker.
+  if (connectTooLarge(head)) {
+    countClosedConnection("connect_size");
+    return drop("CONNECT too large");
+  }
   // issue 10: a client that stops reading may not pin the memory of its queued packets.
   capQueuedBytes(stream, {
     maxBytes: s.maxQueuedBytes,

@@ -33,9 +33,21 @@ export function classifyFirstByte(byte: number): FirstByteKind {
  * unread. Resolves null when nothing arrives within `timeoutMs`, or the stream ends, closes or
  * fails first; the caller then closes it. The caller keeps its own "error" listener attached.
  */
-export function sniffFirstByte(stream: Duplex, timeoutMs: number): Promise<number | null> {
+export async function sniffFirstByte(stream: Duplex, timeoutMs: number): Promise<number | null> {
+  const head = await sniffHead(stream, timeoutMs);
+  return head === null ? null : head[0];
+}
+
+/** Bytes of the first chunk {@linkcode sniffHead} returns: enough for an MQTT fixed header. */
+export const HEAD_BYTES = 5;
+
+/**
+ * Like {@linkcode sniffFirstByte}, but returns the first up to {@linkcode HEAD_BYTES} bytes of
+ * the first chunk (a copy), so an MQTT CONNECT's declared size can be checked (issue 28).
+ */
+export function sniffHead(stream: Duplex, timeoutMs: number): Promise<Uint8Array | null> {
   return new Promise((resolve) => {
-    const finish = (byte: number | null) => {
+    const finish = (byte: Uint8Array | null) => {
       clearTimeout(timer);
       stream.off("data", onData);
       stream.off("end", onGone);
@@ -46,7 +58,7 @@ export function sniffFirstByte(stream: Duplex, timeoutMs: number): Promise<numbe
     const onData = (chunk: Uint8Array) => {
       stream.pause();
       stream.unshift(chunk);
-      finish(chunk.length > 0 ? chunk[0] : null);
+      finish(chunk.length > 0 ? Uint8Array.from(chunk.subarray(0, HEAD_BYTES)) : null);
     };
     const onGone = () => finish(null);
     const timer = setTimeout(onGone, timeoutMs);
