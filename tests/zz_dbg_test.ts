@@ -1,0 +1,20 @@
+import { Buffer } from "node:buffer";
+import { prepareHome } from "./bench/_load_util.ts";
+import { startServerProcess } from "./helpers/server_process.ts";
+import { connectTcp } from "../server/net/_test_util.ts";
+import { connectBytes } from "./helpers/fuzz_mqtt.ts";
+import { PROXY_V2_SIGNATURE } from "../server/net/proxy_protocol.ts";
+Deno.test("dbg", async () => {
+  const home = await prepareHome({ trusted_proxies: ["127.0.0.1/32"], log: { level: "debug" } }, ["a"], "device-password-1");
+  const server = await startServerProcess(home);
+  const s = await connectTcp(server.port, "127.0.0.1");
+  s.on("data", (c) => console.log("got", c));
+  s.write(Buffer.concat([Buffer.from(PROXY_V2_SIGNATURE), Buffer.from([0x21, 0x11, 0, 12, 1, 2, 3, 4, 5, 6, 7, 8, 0, 1, 0, 2])]));
+  await new Promise((r) => setTimeout(r, 300));
+  s.write(connectBytes({ id: "a", password: "device-password-1" }));
+  await new Promise((r) => setTimeout(r, 3000));
+  s.destroy();
+  console.log(server.logs.slice(-5).map((l) => JSON.stringify(l)).join("\n"));
+  console.log(server.stderr());
+  await server.stop();
+});
