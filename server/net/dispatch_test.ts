@@ -3,9 +3,10 @@ import { Buffer } from "node:buffer";
 import { createServer as createHttpServer } from "node:http";
 import { type AddressInfo, createServer } from "node:net";
 import type { Duplex } from "node:stream";
+import { connect as tlsConnect, createSecureContext } from "node:tls";
 import { type ConnFacts, dispatchConnection, type DispatchSettings } from "./dispatch.ts";
 import { PROXY_V2_SIGNATURE } from "./proxy_protocol.ts";
-import { closeOf, connectTcp, memoryLog } from "./_test_util.ts";
+import { closeOf, connectTcp, HAS_OPENSSL, makeCert, memoryLog } from "./_test_util.ts";
 import type { MqttConn } from "./types.ts";
 
 interface Harness {
@@ -222,4 +223,56 @@ Deno.test("a trusted proxy's slow, malformed or over-cap PROXY header closes the
       assert.equal(conns.length, 0);
     },
   );
+});
+
+Deno.test({
+  name: "TLS after a trusted proxy's PROXY header is unwrapped and keeps the client's address",
+  ignore: !HAS_OPENSSL,
+  fn: async () => {
+    const dir = await Deno.makeTempDir();
+    try {
+      const cert = await makeCert(dir, "proxy-tls");
+      const context = createSecureContext({
+        cert: await Deno.readTextFile(cert.certFile),
+        key: await Deno.readTextFile(cert.keyFile),
+      });
+      const tls = { context: () => context, allowPlaintext: false };
+      await withDispatch({ ...trustLoopback, tls }, async ({ port, firstConn }) => {
+        const raw = await connectTcp(port);
+        raw.write(PROXY_V2_192_0_2_7);
+        const secure = tlsConnect({ socket: raw, rejectUnauthorized: false });
+        secure.on("error", () => {});
+        await new Promise<void>((resolve) => secure.once("secureConnect", () => resolve()));
+        secure.write(Buffer.from([0x10, 0x0c, 0x00]));
+        const conn = await firstConn;
+        assert.equal(conn.remoteAddress, "192.0.2.7");
+        assert.equal(conn.secure, true);
+        secure.destroy();
+      });
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test("a PROXY header's SSL TLV admits plaintext where TLS is required; without it, not", async () => {
+  const tls = { context: () => createSecureContext({}), allowPlaintext: false };
+  const withSsl = Buffer.from(PROXY_V2_192_0_2_7);
+  // Length 12 + 8, then PP2_TYPE_SSL: client bit set, verify 0.
+  withSsl[15] = 20;
+  const sslHeader = Buffer.concat([withSsl, Buffer.from([0x20, 0x00, 0x05, 0x01, 0, 0, 0, 0])]);
+  await withDispatch({ ...trustLoopback, tls }, async ({ port, firstConn, conns }) => {
+    const plain = await connectTcp(port);
+    const gone = closeOf(plain);
+    plain.write(Buffer.concat([PROXY_V2_192_0_2_7, Buffer.from([0x10, 0x0c, 0x00])]));
+    assert.equal((await gone).length, 0, "plaintext without the TLV is refused");
+    assert.equal(conns.length, 0);
+
+    const client = await connectTcp(port);
+    client.write(Buffer.concat([sslHeader, Buffer.from([0x10, 0x0c, 0x00])]));
+    const conn = await firstConn;
+    assert.equal(conn.remoteAddress, "192.0.2.7");
+    assert.equal(conn.secure, true);
+    client.destroy();
+  });
 });
