@@ -5,23 +5,15 @@
 // those addresses, not HAProxy's. A PROXY header sent straight from an untrusted address is closed.
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { type AddressInfo, createServer, type Socket } from "node:net";
-import { join } from "node:path";
+import type { Socket } from "node:net";
 import { online } from "./helpers/client.ts";
 import { connectBytes } from "./helpers/fuzz_mqtt.ts";
 import { PW } from "./helpers/messaging.ts";
 import { type ServerProcess, startServerProcess } from "./helpers/server_process.ts";
 import { prepareHome } from "./bench/_load_util.ts";
 import { closeOf, connectTcp, fetchHttp, waitFor } from "../server/net/_test_util.ts";
+import { HAPROXY, type Haproxy, HAS_HAPROXY, startHaproxy } from "./helpers/haproxy.ts";
 
-const HAPROXY = "/usr/sbin/haproxy";
-const HAS_HAPROXY = (() => {
-  try {
-    return Deno.statSync(HAPROXY).isFile;
-  } catch {
-    return false;
-  }
-})();
 if (!HAS_HAPROXY) console.error(`${HAPROXY} missing (apt-get install haproxy): tests skipped`);
 
 const ALICE = "127.0.0.2";
@@ -34,81 +26,6 @@ const GUESSES = 10;
 const PER_IP = 3;
 /** One endpoint per held connection: a second login of the same one would take the first over. */
 const IDS = ["a", "b", "c", "d", "e"];
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-/** A running HAProxy in front of `backendPort`. */
-interface Haproxy {
-  readonly port: number;
-  stop(): Promise<void>;
-}
-
-async function startHaproxy(dir: string, backendPort: number): Promise<Haproxy> {
-  const port = await freePort();
-  const cfg = join(dir, "haproxy.cfg");
-  await Deno.writeTextFile(
-    cfg,
-    [
-      "global",
-      "  maxconn 256",
-      "defaults",
-      "  mode tcp",
-      "  timeout connect 5s",
-      "  timeout client 60s",
-      "  timeout server 60s",
-      "frontend nixmsg",
-      `  bind 127.0.0.1:${port}`,
-      "  default_backend nodes",
-      "backend nodes",
-      `  server node1 127.0.0.1:${backendPort} send-proxy-v2 source 127.0.0.1`,
-      "",
-    ].join("\n"),
-  );
-  const child = new Deno.Command(HAPROXY, {
-    args: ["-db", "-f", cfg],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let output = "";
-  const drain = (async () => {
-    const dec = new TextDecoderStream();
-    const merged = child.stderr.pipeThrough(dec);
-    void child.stdout.cancel();
-    for await (const chunk of merged) output += chunk;
-  })();
-  let exited = false;
-  void child.status.then(() => (exited = true));
-  try {
-    await waitFor(
-      async () => {
-        if (exited) throw new Error(`haproxy exited: ${output}`);
-        const r = await fetchHttp(port, "/healthz").catch(() => null);
-        return r?.status === 200;
-      },
-      "/healthz through haproxy",
-      20_000,
-    );
-  } catch (err) {
-    if (!exited) child.kill("SIGKILL");
-    await child.status;
-    throw err;
-  }
-  return {
-    port,
-    stop: async () => {
-      child.kill("SIGTERM");
-      await child.status;
-      await drain;
-    },
-  };
-}
 
 /** A raw MQTT 5 CONNECT of `id` from `from`; the CONNACK reason code, or null when the server closed. */
 async function rawLogin(
