@@ -77,7 +77,7 @@ export async function dispatchConnection(raw: Socket, s: DispatchSettings): Prom
   let proxySecure = false;
   if (mayStartProxyHeader(first) && startsLikeProxyHeader(chunk)) {
     if (!s.isTrustedProxy(peerAddress)) return drop("PROXY header from an untrusted peer");
-    // The header and what follows it share the first-byte deadline.
+    // The header gets the first-byte deadline, and so does the client's first byte after it.
     const read = await readProxyHeader(raw, s.firstByteMs);
     if (!read.ok) return drop(`bad PROXY header: ${read.reason}`);
     if (read.header.client !== null) {
