@@ -393,6 +393,24 @@ const OPERATIONS: [string, string, OpSpec][] = [
       connections: obj({ ws: nonNegInt, tcp: nonNegInt }),
     }),
   }],
+  ["get", `${A}/nodes`, {
+    tag: "settings",
+    guard: "admin",
+    summary: "The nodes' leases in the store (issue 30); empty for a single node",
+    ok: obj({
+      server_time: timeMs,
+      this_node: str,
+      nodes: arr(obj({
+        id: str,
+        address: str,
+        version: str,
+        started_at: timeMs,
+        renewed_at: timeMs,
+        lease_until: timeMs,
+        alive: bool,
+      })),
+    }),
+  }],
   ["get", `${A}/settings`, {
     tag: "settings",
     guard: "admin",

@@ -80,6 +80,22 @@ export interface StoreConfig {
 
 export type StoreKindConfig = "sqlite" | "postgres";
 
+/**
+ * Several nodes behind one address (issue 30): each node's id, and the NATS server that routes
+ * between them. Empty `nats_url`: a single node, as before. Each key can come from the
+ * environment (NIXMSG_NODE_ID, NIXMSG_NATS_URL, NIXMSG_NATS_CREDENTIALS, NIXMSG_NATS_TOKEN).
+ */
+export interface ClusterConfig {
+  /** This node's id, unique in the cluster; required with `nats_url`. */
+  readonly node_id: string;
+  /** `nats://` or `tls://` URLs, comma-separated; empty means no cluster. Never logged as is. */
+  readonly nats_url: string;
+  /** Path of a NATS `.creds` file (JWT and NKey seed); exclusive with `nats_token`. */
+  readonly nats_credentials: string;
+  /** A NATS token; exclusive with `nats_credentials`. A secret: never logged or printed. */
+  readonly nats_token: string;
+}
+
 export type LogLevel = "debug" | "info" | "warn" | "error";
 export type SqliteSynchronous = "FULL" | "NORMAL";
 
@@ -93,6 +109,7 @@ export interface Config {
   readonly timeouts: TimeoutsConfig;
   readonly writer: WriterConfig;
   readonly store: StoreConfig;
+  readonly cluster: ClusterConfig;
   readonly session_idle_days: number;
   readonly record_retention_days: number;
   readonly idempotency_hours: number;

@@ -10,8 +10,9 @@ import type { Logger } from "../log/log.ts";
 import { countClosedConnection } from "../metrics/metrics.ts";
 import { normalizeIp } from "./ip.ts";
 import { capQueuedBytes, logSlowConsumer } from "./queue_cap.ts";
-import { classifyFirstByte, sniffHead } from "./sniff.ts";
 import { connectTooLarge } from "./mqtt_head.ts";
+import { mayStartProxyHeader, readProxyHeader, startsLikeProxyHeader } from "./proxy_protocol.ts";
+import { classifyFirstByte, HEAD_BYTES, sniffFirstChunk, sniffHead } from "./sniff.ts";
 import type { MqttHandler } from "./types.ts";
 
 /** The TCP facts of a connection handed to the HTTP server, looked up by its request handler. */
@@ -36,6 +37,16 @@ export interface DispatchSettings {
   readonly track: (stream: Duplex) => void;
   /** Most bytes queued for one MQTT connection before it is closed as a slow consumer. */
   readonly maxQueuedBytes: number;
+  /**
+   * True when the TCP peer `ip` is in `trusted_proxies`: only then is a PROXY protocol header
+   * read (issue 30); from any other peer it closes the connection.
+   */
+  readonly isTrustedProxy: (ip: string) => boolean;
+  /**
+   * Takes a per-address slot for the client a PROXY header names, released by the returned
+   * function; null when that client is at its cap (the connection is then dropped).
+   */
+  readonly takeClientSlot: (ip: string) => (() => void) | null;
   readonly log: Logger;
 }
 
@@ -50,19 +61,47 @@ export async function dispatchConnection(raw: Socket, s: DispatchSettings): Prom
   s.track(raw);
   raw.on("error", (err) => s.log.debug("Connection error", { error: err.message }));
   raw.setNoDelay(true);
-  const remoteAddress = raw.remoteAddress === undefined ? "" : normalizeIp(raw.remoteAddress);
-  const drop = (reason: string, extra: Record<string, number> = {}) => {
-    s.log.debug("Connection closed", { reason, remote: remoteAddress, ...extra });
+  const peerAddress = raw.remoteAddress === undefined ? "" : normalizeIp(raw.remoteAddress);
+  let remoteAddress = peerAddress;
+  const drop = (reason: string, extra: Record<string, number> = {}): void => {
+    s.log.debug("Connection closed", {
+      reason,
+      remote: remoteAddress,
+      peer: peerAddress,
+      ...extra,
+    });
     raw.destroy();
   };
 
-  const head = await sniffHead(raw, s.firstByteMs);
-  if (head === null) return drop("no first byte");
-  const first = head[0];
+  const chunk = await sniffFirstChunk(raw, s.firstByteMs);
+  if (chunk === null) return drop("no first byte");
+  let head: Uint8Array = Uint8Array.from(chunk.subarray(0, HEAD_BYTES));
+  let first = head[0];
+  let proxySecure = false;
+  if (mayStartProxyHeader(first) && startsLikeProxyHeader(chunk)) {
+    if (!s.isTrustedProxy(peerAddress)) return drop("PROXY header from an untrusted peer");
+    // The header gets the first-byte deadline, and so does the client's first byte after it.
+    const read = await readProxyHeader(raw, s.firstByteMs);
+    if (!read.ok) return drop(`bad PROXY header: ${read.reason}`);
+    if (read.header.client !== null) {
+      remoteAddress = read.header.client;
+      const release = s.takeClientSlot(remoteAddress);
+      if (release === null) return drop("too many connections from this address");
+      raw.once("close", release);
+    }
+    proxySecure = read.header.secure;
+    const after = await sniffHead(raw, s.firstByteMs);
+    if (after === null) return drop("no first byte after the PROXY header");
+    head = after;
+    first = head[0];
+  }
   const kind = classifyFirstByte(first);
   if (kind !== "tls") {
-    if (s.tls !== null && !s.tls.allowPlaintext) return drop("plaintext refused", { first });
-    return handOff(raw, raw, head, { remoteAddress, secure: false }, s, drop);
+    // A proxy that terminated TLS for the client says so in the PROXY header.
+    if (s.tls !== null && !s.tls.allowPlaintext && !proxySecure) {
+      return drop("plaintext refused", { first });
+    }
+    return handOff(raw, raw, head, { remoteAddress, secure: proxySecure }, s, drop);
   }
   if (s.tls === null) return drop("TLS without a certificate");
 

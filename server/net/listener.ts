@@ -192,6 +192,10 @@ async function openEndpoint(
     onMqtt: role === "listen" ? sh.onMqtt : null,
     facts,
     maxQueuedBytes: config.limits.max_queued_bytes,
+    isTrustedProxy: (ip) => isProxy(ip, sh.trusted),
+    // A client named by a trusted proxy's PROXY header counts against its own per-address cap
+    // (its TCP connection was counted only in the total); a header naming a proxy takes none.
+    takeClientSlot: (ip) => isProxy(ip, sh.trusted) ? () => {} : sh.limiter.takeIp(ip),
     track: (stream) => {
       sh.open.add(stream);
       stream.once("close", () => sh.open.delete(stream));
