@@ -4,6 +4,8 @@ import assert from "node:assert/strict";
 import { online, type TestClient } from "./helpers/client.ts";
 import { type ServerProcess, startServerProcess } from "./helpers/server_process.ts";
 import { prepareHome } from "./bench/_load_util.ts";
+import { countFaults, reportFaults, scaledMs, settle } from "./helpers/fault_counts.ts";
+import { QUIET_MS } from "./helpers/crash_node.ts";
 import {
   type Data,
   KEEP,
@@ -16,6 +18,54 @@ import {
 
 const ws = (s: ServerProcess) => `ws://127.0.0.1:${s.port}/mqtt`;
 
+/** `msg` frames of message `id` that `c` got, from frame index `since`. */
+const pushes = (c: TestClient, id: string, since = 0) =>
+  c.frames.slice(since).filter((f) => f.type === "msg" && f.from === "a" && f.id === id).length;
+
+/**
+ * Waits (bounded, never throws) until `c` got every id, acks each, then waits a quiet window
+ * after the last ack answer; counts lost (never pushed), redelivered (pushed again before the
+ * ack) and duplicated (pushed after the ack was answered), records and asserts them.
+ */
+async function receiveAndAck(
+  s: Restartable,
+  c: TestClient,
+  ids: readonly string[],
+  key: string,
+  fault: string,
+) {
+  const t0 = Date.now();
+  await settle({
+    done: () => ids.every((id) => pushes(c, id) > 0),
+    subscribe: (f) => c.watch(f),
+    timeoutMs: scaledMs(15_000),
+    quietMs: 0,
+  });
+  const got = ids.filter((id) => pushes(c, id) > 0);
+  const answers = await Promise.all(got.map((id) => c.request({ type: "ack", from: "a", id })));
+  const ackedAt = c.frames.length;
+  await settle({
+    done: () => true,
+    subscribe: (f) => c.watch(f),
+    timeoutMs: 60_000,
+    quietMs: QUIET_MS,
+  });
+  const seen = new Set(got);
+  reportFaults({
+    key,
+    fault,
+    ...countFaults(ids, [{
+      has: (id) => seen.has(id),
+      redelivered: got.reduce((n, id) => n + pushes(c, id, 0) - pushes(c, id, ackedAt) - 1, 0),
+      duplicates: got.reduce((n, id) => n + pushes(c, id, ackedAt), 0),
+    }]),
+    crashes: s.crashes(),
+    ms: Date.now() - t0,
+    figures: { kills: 1 },
+  });
+  return answers;
+}
+
 /** A `nixmsg serve` child on one data directory (endpoints a and b), killed and restarted at will. */
 interface Restartable {
   /** Starts the server on the data directory. */
@@ -26,6 +76,8 @@ interface Restartable {
   session(id: string, password?: string): Promise<{ client: TestClient; token: string | null }>;
   /** Like {@linkcode Restartable.session}, without the session token. */
   online(id: string, password?: string): Promise<TestClient>;
+  /** Server exits nobody asked for so far. */
+  crashes(): number;
 }
 
 /**
@@ -36,6 +88,8 @@ async function withRestartableServer(fn: (s: Restartable) => Promise<void>): Pro
   const home = await prepareHome({}, ["a", "b"], PW);
   const open: TestClient[] = [];
   let server = null as ServerProcess | null;
+  let crashes = 0;
+  const planned = new WeakSet<ServerProcess>();
   const running = (): ServerProcess => {
     if (server === null) throw new Error("no server is running");
     return server;
@@ -48,18 +102,27 @@ async function withRestartableServer(fn: (s: Restartable) => Promise<void>): Pro
   try {
     await fn({
       async start() {
-        server = await startServerProcess(home);
+        const started = await startServerProcess(home);
+        started.exited.then(() => {
+          if (!planned.has(started)) crashes++;
+        });
+        server = started;
       },
       async kill() {
+        planned.add(running());
         await running().kill();
         server = null;
       },
+      crashes: () => crashes,
       session,
       online: async (id, password) => (await session(id, password)).client,
     });
   } finally {
     for (const c of open) await c.close();
-    if (server) assert.equal(await server.stop(), 0);
+    if (server) {
+      planned.add(server);
+      assert.equal(await server.stop(), 0);
+    }
     await home.cleanup();
   }
 }
@@ -76,12 +139,11 @@ Deno.test("messages answered just before a kill -9 reach the receiver after the 
 
     await s.start();
     const b = await s.online("b");
-    const k1 = await waitMsg(b, "k1");
-    assert.equal((k1.body as Data).data, "committed");
     // spec 7.8 step 3: a scheduled message (due meanwhile or soon) is dispatched after the restart.
-    await waitMsg(b, "d1");
-    await b.request({ type: "ack", from: "a", id: "k1" });
-    await b.request({ type: "ack", from: "a", id: "d1" });
+    const fault = "kill -9 right after send answers (one due, one scheduled)";
+    await receiveAndAck(s, b, ["k1", "d1"], "crash/after-send-answers", fault);
+    const k1 = b.frames.find((f) => f.type === "msg" && f.id === "k1")!;
+    assert.equal((k1.body as Data).data, "committed");
 
     const a2 = await s.online("a");
     await a2.until(() => receipts(a2).length === 2, "receipts");
@@ -104,11 +166,11 @@ Deno.test("a message not kept, pushed but unacked at a kill -9, arrives when the
     // spec 7.8: the restart counts as a disconnect of everyone; grace starts at the restart.
     await s.start();
     const b2 = await s.online("b", b1.token!);
-    const again = await waitMsg(b2, "p1", "p1 again");
+    const fault = "kill -9 while a non-kept message is pushed, unacked";
+    const [answer] = await receiveAndAck(s, b2, ["p1"], "crash/pushed-unacked-not-kept", fault);
+    const again = b2.frames.find((f) => f.type === "msg" && f.id === "p1");
     assert.deepEqual(again, pushed);
-    assert.deepEqual((await b2.request({ type: "ack", from: "a", id: "p1" })).data, {
-      result: "accepted",
-    });
+    assert.deepEqual(answer!.data, { result: "accepted" });
     const a2 = await s.online("a");
     const receipt = await waitReceipt(a2, "p1");
     assert.equal(receipt.state, "accepted");
