@@ -270,7 +270,7 @@ Deno.test("crash matrix: kill -9 during a 1,000-row CSV import leaves all or not
     report({
       key: keyOf(fault),
       fault,
-      ...countFaults(rows, [{ has: (id) => present.has(id), duplicates: 0, redelivered: 0 }]),
+      ...countFaults(rows, [{ has: (id) => present.has(id), duplicates: 0, redelivered: null }]),
       duplicated: Math.max(0, total - rows.length),
       crashes: n.crashes,
       ms: Date.now() - t0,

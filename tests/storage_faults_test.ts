@@ -179,7 +179,7 @@ Deno.test("a database damaged under a running server closes MQTT logins without 
       lost: 0,
       lost_ids: [],
       duplicated: 0,
-      redelivered: 0,
+      redelivered: null,
       crashes: n.crashes,
       ms: 0,
       figures: { logins: ids.length, dropped_without_connack: dropped, answered_0x86: 0 },
