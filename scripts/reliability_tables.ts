@@ -247,6 +247,16 @@ export const ROWS: RowDef[] = [
     reproduce: deno("storage_faults_test.ts", "damaged"),
   },
   {
+    keys: ["write-fault/disconnect-commit"],
+    fault: "The commit of a disconnect fails (the database refuses writes), then writes work " +
+      "again: the kept message is pushed to the next connection",
+    scale: one((r) =>
+      `${num(r.messages)} kept message, ${fig(r, "failed_batches")} failed write batch, ` +
+      `in-process server`
+    ),
+    reproduce: deno("messaging_write_fault_test.ts", "disconnect"),
+  },
+  {
     keys: ["restart-storm"],
     fault: "Restart storm: kill -9, then every token holder reconnects at once; lost = endpoints " +
       "not back online",

@@ -4,67 +4,18 @@ import assert from "node:assert/strict";
 import { online, type TestClient } from "./helpers/client.ts";
 import { type ServerProcess, startServerProcess } from "./helpers/server_process.ts";
 import { prepareHome } from "./bench/_load_util.ts";
-import { countFaults, reportFaults, scaledMs, settle } from "./helpers/fault_counts.ts";
-import { QUIET_MS } from "./helpers/crash_node.ts";
 import {
   type Data,
   KEEP,
   PW,
   receipts,
+  receiveAndAck,
   sendFrame,
   waitMsg,
   waitReceipt,
 } from "./helpers/messaging.ts";
 
 const ws = (s: ServerProcess) => `ws://127.0.0.1:${s.port}/mqtt`;
-
-/** `msg` frames of message `id` that `c` got, from frame index `since`. */
-const pushes = (c: TestClient, id: string, since = 0) =>
-  c.frames.slice(since).filter((f) => f.type === "msg" && f.from === "a" && f.id === id).length;
-
-/**
- * Waits (bounded, never throws) until `c` got every id, acks each, then waits a quiet window
- * after the last ack answer; counts lost (never pushed), redelivered (pushed again before the
- * ack) and duplicated (pushed after the ack was answered), records and asserts them.
- */
-async function receiveAndAck(
-  s: Restartable,
-  c: TestClient,
-  ids: readonly string[],
-  key: string,
-  fault: string,
-) {
-  const t0 = Date.now();
-  await settle({
-    done: () => ids.every((id) => pushes(c, id) > 0),
-    subscribe: (f) => c.watch(f),
-    timeoutMs: scaledMs(15_000),
-    quietMs: 0,
-  });
-  const got = ids.filter((id) => pushes(c, id) > 0);
-  const answers = await Promise.all(got.map((id) => c.request({ type: "ack", from: "a", id })));
-  const ackedAt = c.frames.length;
-  await settle({
-    done: () => true,
-    subscribe: (f) => c.watch(f),
-    timeoutMs: 60_000,
-    quietMs: QUIET_MS,
-  });
-  const seen = new Set(got);
-  reportFaults({
-    key,
-    fault,
-    ...countFaults(ids, [{
-      has: (id) => seen.has(id),
-      redelivered: got.reduce((n, id) => n + pushes(c, id, 0) - pushes(c, id, ackedAt) - 1, 0),
-      duplicates: got.reduce((n, id) => n + pushes(c, id, ackedAt), 0),
-    }]),
-    crashes: s.crashes(),
-    ms: Date.now() - t0,
-    figures: { kills: 1 },
-  });
-  return answers;
-}
 
 /** A `nixmsg serve` child on one data directory (endpoints a and b), killed and restarted at will. */
 interface Restartable {
@@ -141,7 +92,12 @@ Deno.test("messages answered just before a kill -9 reach the receiver after the 
     const b = await s.online("b");
     // spec 7.8 step 3: a scheduled message (due meanwhile or soon) is dispatched after the restart.
     const fault = "kill -9 right after send answers (one due, one scheduled)";
-    await receiveAndAck(s, b, ["k1", "d1"], "crash/after-send-answers", fault);
+    await receiveAndAck(b, "a", ["k1", "d1"], {
+      key: "crash/after-send-answers",
+      fault,
+      crashes: s.crashes,
+      figures: { kills: 1 },
+    });
     const k1 = b.frames.find((f) => f.type === "msg" && f.id === "k1")!;
     assert.equal((k1.body as Data).data, "committed");
 
@@ -167,7 +123,12 @@ Deno.test("a message not kept, pushed but unacked at a kill -9, arrives when the
     await s.start();
     const b2 = await s.online("b", b1.token!);
     const fault = "kill -9 while a non-kept message is pushed, unacked";
-    const [answer] = await receiveAndAck(s, b2, ["p1"], "crash/pushed-unacked-not-kept", fault);
+    const [answer] = await receiveAndAck(b2, "a", ["p1"], {
+      key: "crash/pushed-unacked-not-kept",
+      fault,
+      crashes: s.crashes,
+      figures: { kills: 1 },
+    });
     const again = b2.frames.find((f) => f.type === "msg" && f.id === "p1");
     assert.deepEqual(again, pushed);
     assert.deepEqual(answer!.data, { result: "accepted" });

@@ -205,6 +205,22 @@ Deno.test("settle ends at its bound without throwing, and counts events in the q
   assert.ok(s.ms >= 100, `the window reopened (${s.ms} ms)`);
 });
 
+Deno.test("settle gives up early when nothing happens for stallMs", async () => {
+  const ev = source();
+  const p = settle({
+    done: () => false,
+    subscribe: ev.subscribe,
+    timeoutMs: 5000,
+    quietMs: 10,
+    stallMs: 60,
+  });
+  await new Promise((r) => setTimeout(r, 30));
+  ev.fire(); // progress: the stall window restarts
+  const s = await p;
+  assert.equal(s.done, false);
+  assert.ok(s.ms >= 80 && s.ms < 2000, `${s.ms} ms`);
+});
+
 Deno.test("scaledMs grows with the work and stays under its cap", () => {
   const small = scaledMs(1000);
   assert.ok(small >= 1000 && small <= 4000, `${small}`);

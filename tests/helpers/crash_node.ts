@@ -13,13 +13,7 @@ import { PasswordPool } from "../../server/auth/password_pool.ts";
 import { TEST_POOL_PARAMS } from "./test_server.ts";
 import { openDb } from "../../server/store/db.ts";
 import { dbPath } from "../../server/app/paths.ts";
-import { type Observed, scaledMs, settle } from "./fault_counts.ts";
-
-/**
- * The quiet window after the last ack: a `msg` pushed again after its ack was answered would come
- * within it (a re-push follows a reconnect or the ack timeout; the tests' servers push at once).
- */
-export const QUIET_MS = scaledMs(1500, { capMs: 6000 });
+import { type Observed, QUIET_MS, scaledMs, settle, STALL_MS } from "./fault_counts.ts";
 
 /** The serve entry with cheap argon2 parameters (many logins, a 1,000-row import). */
 export const SERVE_ENTRY = new URL("./serve_test_pool.ts", import.meta.url).pathname;
@@ -123,6 +117,8 @@ export class AppReceiver {
   /**
    * Waits (bounded) until every id of `from` in `ids` is acked, then for a quiet window with no
    * `msg` frame, so that a late duplicate is counted. Never rejects: count what was observed.
+   * Ends early after {@linkcode STALL_MS} without a frame or an ack answer (the servers of these
+   * tests push again only after a reconnect or the 300 s ack timeout).
    */
   settleAcked(from: string, ids: readonly string[], timeoutMs = scaledMs(30_000)) {
     return settle({
@@ -130,6 +126,7 @@ export class AppReceiver {
       subscribe: (f) => this.watch(f),
       timeoutMs,
       quietMs: QUIET_MS,
+      stallMs: STALL_MS,
     });
   }
 

@@ -106,9 +106,17 @@ export function scaledMs(
   return Math.round(Math.min(opts.capMs ?? 600_000, work * factor));
 }
 
+/**
+ * The quiet window after the last ack: a `msg` pushed again after its ack was answered would come
+ * within it (a re-push follows a reconnect or the ack timeout; the tests' servers push at once).
+ */
+export const QUIET_MS = scaledMs(1500, { capMs: 6000 });
+/** No frame and no ack answer for this long while acks are missing: nothing more is coming. */
+export const STALL_MS = scaledMs(5000, { capMs: 20_000 });
+
 /** How a {@linkcode settle} ended. */
 export interface Settled {
-  /** `done()` held at the end (false: the bound was reached first). */
+  /** `done()` held at the end (false: the bound or a stall came first). */
   done: boolean;
   /** Events seen during the quiet window (each reopened it). */
   late: number;
@@ -116,47 +124,53 @@ export interface Settled {
 }
 
 /**
- * Waits until `done()` holds (bounded by `timeoutMs`), then until `quietMs` pass without an event
- * (bounded by another `timeoutMs`), so that late arrivals are counted. Never rejects: the caller
- * counts what it observed. `subscribe` registers a listener called on each event and returns its
- * removal.
+ * Waits until `done()` holds, then until `quietMs` pass without an event (so that late arrivals
+ * are counted). Bounded: the first wait ends after `timeoutMs`, or earlier after `stallMs` (when
+ * given) without any event — nothing is moving, so what is missing is lost; the quiet window ends
+ * after another `timeoutMs` at most. Never rejects: the caller counts what it observed.
+ * `subscribe` registers a listener called on each event and returns its removal.
  */
 export function settle(opts: {
   done: () => boolean;
   subscribe: (onEvent: () => void) => () => void;
   timeoutMs: number;
   quietMs: number;
+  stallMs?: number;
 }): Promise<Settled> {
   const t0 = Date.now();
   return new Promise((resolve) => {
     let late = 0;
-    let quietTimer: ReturnType<typeof setTimeout> | undefined;
     let inQuiet = false;
+    let bound: ReturnType<typeof setTimeout> | undefined;
+    let idle: ReturnType<typeof setTimeout> | undefined;
+    let unsubscribe = () => {};
     const finish = () => {
       clearTimeout(bound);
-      clearTimeout(quietTimer);
+      clearTimeout(idle);
       unsubscribe();
       resolve({ done: opts.done(), late, ms: Date.now() - t0 });
     };
-    const quiet = () => {
-      clearTimeout(quietTimer);
-      quietTimer = setTimeout(finish, opts.quietMs);
-    };
-    let bound = setTimeout(finish, opts.timeoutMs);
-    const onEvent = () => {
-      if (inQuiet) {
-        late++;
-        quiet();
-      } else if (opts.done()) startQuiet();
+    /** Restarts the idle timer: the quiet window once done, the stall window before. */
+    const rearm = () => {
+      clearTimeout(idle);
+      const ms = inQuiet ? opts.quietMs : opts.stallMs;
+      if (ms !== undefined) idle = setTimeout(finish, ms);
     };
     const startQuiet = () => {
       inQuiet = true;
       clearTimeout(bound);
       bound = setTimeout(finish, opts.timeoutMs);
-      quiet();
+      rearm();
     };
-    const unsubscribe = opts.subscribe(onEvent);
+    const onEvent = () => {
+      if (inQuiet) late++;
+      else if (opts.done()) return startQuiet();
+      rearm();
+    };
+    bound = setTimeout(finish, opts.timeoutMs);
+    unsubscribe = opts.subscribe(onEvent);
     if (opts.done()) startQuiet();
+    else rearm();
   });
 }
 

@@ -47,6 +47,11 @@ const SCALE = Math.max(1, Number(process.env.NIXMSG_WEAK_SCALE ?? 1));
 const SETTLE_MS = scaledMs(60_000 * SCALE, { capMs: 300_000 * SCALE });
 /** Quiet window after the last event: the keep variant's ack timeout re-push is due in 2 s. */
 const QUIET_MS = scaledMs(2500, { capMs: 10_000 });
+/**
+ * No message, receipt or answer for this long while some are missing: nothing more is coming
+ * (the SDK re-sends after its backoff and the server re-pushes after the ack timeout), so what is missing is counted as lost.
+ */
+const STALL_MS = scaledMs(30_000, { capMs: 60_000 });
 
 /**
  * Keep variant: the harness defaults (ack timeout 2 s, grace 2 s), so a delayed ack makes the
@@ -190,6 +195,7 @@ async function scenario(t: TestContext, s: Scenario): Promise<void> {
     },
     timeoutMs: SETTLE_MS,
     quietMs: QUIET_MS,
+    stallMs: STALL_MS,
   });
   const outcome = answered && settled.done ? "ok" as const : "timeout" as const;
   const settledAt = Date.now();

@@ -43,6 +43,11 @@ const SETTLE_MS = scaledMs(60_000, {
 const ONLINE_MS = scaledMs(60_000, { capMs: 180_000 });
 /** Quiet window after the last message: a re-push after the 2 s ack timeout would land in it. */
 const QUIET_MS = scaledMs(3000, { capMs: 12_000 });
+/**
+ * No message, receipt or answer for this long while some are missing: nothing more is coming
+ * (a lost SYN or segment is resent after a backoff (1, 2, 4 … s), a cut connection is re-made), so what is missing is counted as lost.
+ */
+const STALL_MS = scaledMs(30_000, { capMs: 60_000 });
 
 let ns: LossyNamespace | null = null;
 let h: Harness | null = null;
@@ -116,6 +121,7 @@ test(`packet loss: ${PERCENT} % each way, kept messages all arrive exactly once`
       },
       timeoutMs: SETTLE_MS,
       quietMs: QUIET_MS,
+      stallMs: STALL_MS,
     });
     const tookMs = Date.now() - t0;
 
