@@ -9,6 +9,7 @@ import {
   KEEP,
   PW,
   receipts,
+  receiveAndAck,
   sendFrame,
   waitMsg,
   waitReceipt,
@@ -26,6 +27,8 @@ interface Restartable {
   session(id: string, password?: string): Promise<{ client: TestClient; token: string | null }>;
   /** Like {@linkcode Restartable.session}, without the session token. */
   online(id: string, password?: string): Promise<TestClient>;
+  /** Server exits nobody asked for so far. */
+  crashes(): number;
 }
 
 /**
@@ -36,6 +39,8 @@ async function withRestartableServer(fn: (s: Restartable) => Promise<void>): Pro
   const home = await prepareHome({}, ["a", "b"], PW);
   const open: TestClient[] = [];
   let server = null as ServerProcess | null;
+  let crashes = 0;
+  const planned = new WeakSet<ServerProcess>();
   const running = (): ServerProcess => {
     if (server === null) throw new Error("no server is running");
     return server;
@@ -48,18 +53,27 @@ async function withRestartableServer(fn: (s: Restartable) => Promise<void>): Pro
   try {
     await fn({
       async start() {
-        server = await startServerProcess(home);
+        const started = await startServerProcess(home);
+        started.exited.then(() => {
+          if (!planned.has(started)) crashes++;
+        });
+        server = started;
       },
       async kill() {
+        planned.add(running());
         await running().kill();
         server = null;
       },
+      crashes: () => crashes,
       session,
       online: async (id, password) => (await session(id, password)).client,
     });
   } finally {
     for (const c of open) await c.close();
-    if (server) assert.equal(await server.stop(), 0);
+    if (server) {
+      planned.add(server);
+      assert.equal(await server.stop(), 0);
+    }
     await home.cleanup();
   }
 }
@@ -76,12 +90,16 @@ Deno.test("messages answered just before a kill -9 reach the receiver after the 
 
     await s.start();
     const b = await s.online("b");
-    const k1 = await waitMsg(b, "k1");
-    assert.equal((k1.body as Data).data, "committed");
     // spec 7.8 step 3: a scheduled message (due meanwhile or soon) is dispatched after the restart.
-    await waitMsg(b, "d1");
-    await b.request({ type: "ack", from: "a", id: "k1" });
-    await b.request({ type: "ack", from: "a", id: "d1" });
+    const fault = "kill -9 right after send answers (one due, one scheduled)";
+    await receiveAndAck(b, "a", ["k1", "d1"], {
+      key: "crash/after-send-answers",
+      fault,
+      crashes: s.crashes,
+      figures: { kills: 1 },
+    });
+    const k1 = b.frames.find((f) => f.type === "msg" && f.id === "k1")!;
+    assert.equal((k1.body as Data).data, "committed");
 
     const a2 = await s.online("a");
     await a2.until(() => receipts(a2).length === 2, "receipts");
@@ -104,11 +122,16 @@ Deno.test("a message not kept, pushed but unacked at a kill -9, arrives when the
     // spec 7.8: the restart counts as a disconnect of everyone; grace starts at the restart.
     await s.start();
     const b2 = await s.online("b", b1.token!);
-    const again = await waitMsg(b2, "p1", "p1 again");
-    assert.deepEqual(again, pushed);
-    assert.deepEqual((await b2.request({ type: "ack", from: "a", id: "p1" })).data, {
-      result: "accepted",
+    const fault = "kill -9 while a non-kept message is pushed, unacked";
+    const [answer] = await receiveAndAck(b2, "a", ["p1"], {
+      key: "crash/pushed-unacked-not-kept",
+      fault,
+      crashes: s.crashes,
+      figures: { kills: 1 },
     });
+    const again = b2.frames.find((f) => f.type === "msg" && f.id === "p1");
+    assert.deepEqual(again, pushed);
+    assert.deepEqual(answer!.data, { result: "accepted" });
     const a2 = await s.online("a");
     const receipt = await waitReceipt(a2, "p1");
     assert.equal(receipt.state, "accepted");

@@ -1,7 +1,9 @@
 // The restart storm (issue 14 item 6, spec 5 会话令牌, 13 压测): 1,000 endpoints holding session
 // tokens are online, the `nixmsg serve` child dies by SIGKILL, and all of them reconnect at once
-// to the restarted server and handshake. Asserts that all come online (bounded at 60 s; a
-// behaviour check, not a timed goal) and prints the time (goal < 10 s, docs/BENCHMARKS.md).
+// to the restarted server and handshake. Waits (bounded at 60 s times the load factor; a
+// behaviour check, not a timed goal), records the figures (tests/helpers/fault_counts.ts) and fails
+// with `lost=N` and the ids of the endpoints not back online; prints the time (goal < 10 s,
+// docs/BENCHMARKS.md).
 //
 //   NIXMSG_STORM_ENDPOINTS=1000 deno test -A --frozen tests/restart_storm_test.ts
 import assert from "node:assert/strict";
@@ -10,9 +12,11 @@ import { LoadClient } from "./bench/_load_util.ts";
 import { dbPath } from "../server/app/paths.ts";
 import { openDb } from "../server/store/db.ts";
 import { newSessionToken, sha256Hex } from "../server/auth/tokens.ts";
+import { countFaults, reportFaults, scaledMs } from "./helpers/fault_counts.ts";
 
 const ENDPOINTS = Number(Deno.env.get("NIXMSG_STORM_ENDPOINTS") ?? 1000);
-const ALL_ONLINE_MS = 60_000;
+/** Bound for "all online" (a behaviour check, not a timed goal), scaled by the machine's load. */
+const ALL_ONLINE_MS = scaledMs(60_000, { capMs: 180_000 });
 
 async function sh(script: string): Promise<{ ok: boolean; out: string }> {
   const o = await new Deno.Command("sh", { args: ["-c", script], stdout: "piped", stderr: "piped" })
@@ -35,20 +39,24 @@ async function ensureDescriptors(need: number): Promise<string | null> {
   return after >= need ? null : `ulimit -n is still ${after} after prlimit, ${need} needed`;
 }
 
-/** Connects `ids` with their tokens all at once; returns the ms until the last `hello` answer. */
+/**
+ * Connects `ids` with their tokens all at once, waiting (bounded, never throwing) for the last
+ * `hello` answer; returns the ms it took and the ids that came online.
+ */
 async function storm(url: string, ids: string[], tokens: Map<string, string>, out: LoadClient[]) {
   const t0 = performance.now();
+  const up = new Set<string>();
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const all = Promise.all(ids.map(async (id) => {
+  const all = Promise.allSettled(ids.map(async (id) => {
     out.push(await LoadClient.open(url, id, tokens.get(id)!));
+    up.add(id);
   }));
-  const done = await Promise.race([
-    all.then(() => true),
-    new Promise<false>((r) => (timer = setTimeout(() => r(false), ALL_ONLINE_MS))),
+  await Promise.race([
+    all,
+    new Promise<void>((r) => (timer = setTimeout(r, ALL_ONLINE_MS))),
   ]);
   clearTimeout(timer);
-  assert.ok(done, `only ${out.length} of ${ids.length} online within ${ALL_ONLINE_MS} ms`);
-  return performance.now() - t0;
+  return { ms: performance.now() - t0, up };
 }
 
 Deno.test(`restart storm: ${ENDPOINTS} endpoints with session tokens all come back online after a kill -9`, async () => {
@@ -85,6 +93,7 @@ Deno.test(`restart storm: ${ENDPOINTS} endpoints with session tokens all come ba
   try {
     await n.start();
     const before = await storm(n.ws, ids, tokens, clients);
+    assert.equal(before.up.size, ENDPOINTS, "all online before the kill");
     const closed = Promise.all(
       clients.map((c) => new Promise<void>((r) => c.mqtt.once("close", () => r()))),
     );
@@ -93,15 +102,22 @@ Deno.test(`restart storm: ${ENDPOINTS} endpoints with session tokens all come ba
     await eachLimit(clients.splice(0), 100, (c) => c.close());
 
     await n.start();
-    const ms = await storm(n.ws, ids, tokens, clients);
-    console.log(`restart-storm ${
-      JSON.stringify({
+    const after = await storm(n.ws, ids, tokens, clients);
+    // Lost: an endpoint that did not come back online within the bound.
+    reportFaults({
+      key: `restart-storm${ENDPOINTS === 1000 ? "" : `@endpoints=${ENDPOINTS}`}`,
+      fault: "kill -9, then every token holder reconnects at once",
+      ...countFaults(ids, [{ has: (id) => after.up.has(id), duplicates: 0, redelivered: null }]),
+      crashes: n.crashes,
+      ms: Math.round(after.ms),
+      figures: {
         endpoints: ENDPOINTS,
-        first_online_ms: Math.round(before),
-        after_kill_all_online_ms: Math.round(ms),
+        kills: 1,
+        first_online_ms: Math.round(before.ms),
+        after_kill_all_online_ms: Math.round(after.ms),
         goal_ms: 10_000,
-      })
-    }`);
+      },
+    });
     assert.equal(clients.length, ENDPOINTS);
   } finally {
     await eachLimit(clients, 100, (c) => c.close());

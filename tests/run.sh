@@ -66,6 +66,10 @@ fi
 passed=0
 failed=0
 
+# The fault tests append their figures (lost, duplicated, redelivered, …) as JSON lines here
+# (tests/helpers/fault_counts.ts); collected into one summary file at the end.
+export NIXMSG_FAULT_SUMMARY_DIR="$(mktemp -d -t nixmsg-fault-summary.XXXXXX)"
+
 # One check counted as one test.
 check() {
   local name="$1"; shift
@@ -124,6 +128,16 @@ if [ -x sdk/python/run_tests.sh ]; then
 fi
 if [ -x sdk/java/run_tests.sh ]; then
   suite "Java SDK" '^# pass ([0-9]+)$' '^# fail ([0-9]+)$' bash sdk/java/run_tests.sh
+fi
+
+fault_summary="$NIXMSG_FAULT_SUMMARY_DIR/fault_summary.json"
+if "$DENO" run --quiet --allow-all scripts/reliability_tables.ts collect "$NIXMSG_FAULT_SUMMARY_DIR" \
+  "$fault_summary" --run "run-$(date -u +%Y%m%dT%H%M)" --note "tests/run.sh"; then
+  echo "== fault summary: $fault_summary"
+  echo "   (docs/RELIABILITY.md from it: deno run -A scripts/reliability_tables.ts merge $fault_summary && deno run -A scripts/reliability_tables.ts write)"
+else
+  echo "FAILED: collecting the fault summary"
+  failed=$((failed + 1))
 fi
 
 echo "$passed passed, $failed failed"

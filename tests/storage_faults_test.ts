@@ -7,6 +7,7 @@ import { TestClient } from "./helpers/client.ts";
 import { AppReceiver, CrashNode } from "./helpers/crash_node.ts";
 import { type Data, KEEP, PW, sendFrame } from "./helpers/messaging.ts";
 import { dbPath } from "../server/app/paths.ts";
+import { countFaults, reportFaults } from "./helpers/fault_counts.ts";
 
 async function run(cmd: string, args: string[]): Promise<{ ok: boolean; err: string }> {
   const out = await new Deno.Command(cmd, { args, stdout: "null", stderr: "piped" }).output();
@@ -112,25 +113,25 @@ Deno.test("a full data directory answers send ok-and-durable or busy, fails /rea
     const b = new AppReceiver("b");
     try {
       await b.connect(n.ws, PW);
-      await b.untilAcked("a", okIds);
-      const lost = okIds.filter((id) => !b.has("a", id)).length;
+      const settled = await b.settleAcked("a", okIds);
       // Pushed in seq order: a `busy` send that was stored after all would have come before the
       // last ok ones (sent once space returned).
       const busyDelivered = busyIds.filter((id) => b.has("a", id)).length;
-      console.log(`storage-full ${
-        JSON.stringify({
+      reportFaults({
+        key: "storage/full-data-directory",
+        fault: "full data directory, space returns, kill -9",
+        ...countFaults(okIds, [b.of("a")]),
+        crashes: n.crashes,
+        ms: settled.ms,
+        figures: {
           filler_bytes: filled,
           sent: seq,
           ok: okIds.length,
           busy: busyIds.length,
           busy_delivered: busyDelivered,
           kills: 1,
-          lost,
-          duplicated: b.duplicates,
-        })
-      }`);
-      assert.equal(lost, 0);
-      assert.equal(b.duplicates, 0);
+        },
+      });
       assert.ok(busyIds.length >= 5);
       assert.equal(busyDelivered, 0, "a send answered busy was not stored");
     } finally {
@@ -171,9 +172,18 @@ Deno.test("a database damaged under a running server closes MQTT logins without 
       assert.notEqual(c.connack?.reasonCode, 0x86, `${id}: never "bad user name or password"`);
       if (c.connack === null) dropped++;
     }
-    console.log(
-      `db-damaged ${JSON.stringify({ logins: ids.length, dropped_without_connack: dropped })}`,
-    );
+    reportFaults({
+      key: "storage/damaged-database",
+      fault: "database damaged under a running server",
+      messages: 0,
+      lost: 0,
+      lost_ids: [],
+      duplicated: 0,
+      redelivered: null,
+      crashes: n.crashes,
+      ms: 0,
+      figures: { logins: ids.length, dropped_without_connack: dropped, answered_0x86: 0 },
+    });
     assert.ok(dropped > 0, "the damaged database refused some login");
   } finally {
     if (n.server) await n.kill();

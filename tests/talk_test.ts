@@ -137,3 +137,38 @@ Deno.test("presence watch reports online and offline, and a takeover is not an o
     await t.close();
   }
 });
+
+Deno.test("unlock checks the password even while a grant exists: wrong is talk_password_invalid, the grant stays", async () => {
+  const t = await startTestServer();
+  try {
+    for (const id of ["a", "b"]) await t.createEndpoint(id, PW);
+    const a = (await online(t.wsUrl, "a", PW)).client;
+    const b = (await online(t.wsUrl, "b", PW)).client;
+    assert.equal(
+      (await b.request({ type: "self.talk_password", talk_password: "open-b" })).ok,
+      true,
+    );
+    const unlock = (pw: string) =>
+      a.request({ type: "unlock", endpoint_id: "b", talk_password: pw });
+    assert.equal((await unlock("open-b")).ok, true);
+    // spec 6.6: unlock is the password check, so a wrong one is refused despite the grant ...
+    assert.equal(code(await unlock("wrong")), "talk_password_invalid");
+    // ... and the grant is untouched: sends need no password, a wrong extra one is ignored (6.3).
+    assert.equal((await a.request(send("g1", "b"))).ok, true);
+    assert.equal((await a.request(send("g2", "b", { talk_password: "wrong" }))).ok, true);
+    assert.equal((await unlock("open-b")).ok, true);
+    // Unlocking oneself, or an endpoint without a talk password, succeeds whatever is given.
+    assert.equal(
+      (await b.request({ type: "unlock", endpoint_id: "b", talk_password: "anything" })).ok,
+      true,
+    );
+    assert.equal(
+      (await b.request({ type: "unlock", endpoint_id: "a", talk_password: "anything" })).ok,
+      true,
+    );
+    await a.close();
+    await b.close();
+  } finally {
+    await t.close();
+  }
+});

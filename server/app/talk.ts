@@ -9,8 +9,9 @@ export interface TalkDecision {
 }
 
 /**
- * Decides the talk-password verdict before a send, unlock or group invite, running argon2 only
- * when a password is needed and given. A valid grant wins over a wrong extra password. While the
+ * Decides the talk-password verdict before a send or group invite, running argon2 only when a
+ * password is needed and given. A valid grant wins over a wrong extra password (spec 6.3; `unlock`
+ * does not come here: it always checks the password, server/app/handlers/talk.ts). While the
  * pair or the target is locked, a password attempt is `rate_limited` (spec 5 锁定); existing
  * grants keep working.
  */

@@ -48,6 +48,12 @@ export class TestClient {
     for (const w of [...this.#watchers]) w();
   }
 
+  /** Calls `fn` on every client event (a frame, a disconnect, the close); returns its removal. */
+  watch(fn: () => void): () => void {
+    this.#watchers.add(fn);
+    return () => this.#watchers.delete(fn);
+  }
+
   /** Waits until `check()` is true, re-checking on every client event. */
   until(check: () => boolean, what = "condition", timeoutMs = WAIT_MS): Promise<void> {
     if (check()) return Promise.resolve();

@@ -13,6 +13,7 @@ import { PasswordPool } from "../../server/auth/password_pool.ts";
 import { TEST_POOL_PARAMS } from "./test_server.ts";
 import { openDb } from "../../server/store/db.ts";
 import { dbPath } from "../../server/app/paths.ts";
+import { type Observed, QUIET_MS, scaledMs, settle, STALL_MS } from "./fault_counts.ts";
 
 /** The serve entry with cheap argon2 parameters (many logins, a 1,000-row import). */
 export const SERVE_ENTRY = new URL("./serve_test_pool.ts", import.meta.url).pathname;
@@ -85,6 +86,7 @@ export class AppReceiver {
   #onFrame(c: TestClient, f: Data): void {
     if (f.type !== "msg") return;
     this.frames++;
+    for (const w of [...this.#watchers]) w();
     const key = `${f.from}\u0000${f.id}`;
     if (this.acked.has(key)) this.duplicates++;
     else if (this.seen.has(key)) this.redelivered++;
@@ -97,26 +99,34 @@ export class AppReceiver {
     return this.seen.has(`${from}\u0000${id}`);
   }
 
-  /** Waits until every id of `from` in `ids` is acked (bounded by `timeoutMs`). */
-  untilAcked(from: string, ids: readonly string[], timeoutMs = 30_000): Promise<void> {
-    const done = () => ids.every((id) => this.acked.has(`${from}\u0000${id}`));
-    if (done()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.#watchers.delete(w);
-        reject(
-          new Error(
-            `${this.id}: ${ids.length} acks of ${from} not all answered (${this.acked.size} acked, ${this.seen.size} seen, ${this.frames} frames)`,
-          ),
-        );
-      }, timeoutMs);
-      const w = () => {
-        if (!done()) return;
-        clearTimeout(timer);
-        this.#watchers.delete(w);
-        resolve();
-      };
-      this.#watchers.add(w);
+  /** Calls `fn` on every `msg` frame and every ack answered ok; returns its removal. */
+  watch(fn: () => void): () => void {
+    this.#watchers.add(fn);
+    return () => this.#watchers.delete(fn);
+  }
+
+  /** What the application got of `from`, for {@linkcode countFaults}. */
+  of(from: string): Observed {
+    return {
+      has: (id) => this.has(from, id),
+      duplicates: this.duplicates,
+      redelivered: this.redelivered,
+    };
+  }
+
+  /**
+   * Waits (bounded) until every id of `from` in `ids` is acked, then for a quiet window with no
+   * `msg` frame, so that a late duplicate is counted. Never rejects: count what was observed.
+   * Ends early after {@linkcode STALL_MS} without a frame or an ack answer (the servers of these
+   * tests push again only after a reconnect or the 300 s ack timeout).
+   */
+  settleAcked(from: string, ids: readonly string[], timeoutMs = scaledMs(30_000)) {
+    return settle({
+      done: () => ids.every((id) => this.acked.has(`${from}\u0000${id}`)),
+      subscribe: (f) => this.watch(f),
+      timeoutMs,
+      quietMs: QUIET_MS,
+      stallMs: STALL_MS,
     });
   }
 
@@ -130,6 +140,9 @@ export class AppReceiver {
 export class CrashNode {
   readonly home: TestHome;
   server: ServerProcess | null = null;
+  /** Server exits nobody asked for (not a kill, not an armed crash point). */
+  crashes = 0;
+  #planned = new WeakSet<ServerProcess>();
   #open: TestClient[] = [];
 
   private constructor(home: TestHome) {
@@ -180,8 +193,13 @@ export class CrashNode {
   /** Starts the server; `crashAt` arms a crash point for this run only. */
   async start(crashAt?: string): Promise<ServerProcess> {
     const env: Record<string, string> = crashAt ? { NIXMSG_TEST_CRASH_AT: crashAt } : {};
-    this.server = await startServerProcess(this.home, 60_000, { entry: SERVE_ENTRY, env });
-    return this.server;
+    const s = await startServerProcess(this.home, 60_000, { entry: SERVE_ENTRY, env });
+    if (crashAt) this.#planned.add(s);
+    s.exited.then(() => {
+      if (!this.#planned.has(s)) this.crashes++;
+    });
+    this.server = s;
+    return s;
   }
 
   /** Waits (bounded) until the armed crash point killed the server; asserts it was SIGKILL. */
@@ -201,6 +219,7 @@ export class CrashNode {
 
   /** SIGKILL now. */
   async kill(): Promise<void> {
+    this.#planned.add(this.running);
     await this.running.kill();
     this.server = null;
   }
@@ -216,7 +235,10 @@ export class CrashNode {
   async close(): Promise<void> {
     for (const c of this.#open) await c.close();
     try {
-      if (this.server) assert.equal(await this.server.stop(), 0);
+      if (this.server) {
+        this.#planned.add(this.server);
+        assert.equal(await this.server.stop(), 0);
+      }
     } finally {
       await this.home.cleanup();
     }

@@ -3,6 +3,7 @@
 import type { IClientOptions } from "mqtt";
 import { type Frame, online, type TestClient } from "./client.ts";
 import { startTestServer, type TestServer } from "./test_server.ts";
+import { countFaults, QUIET_MS, reportFaults, scaledMs, settle, STALL_MS } from "./fault_counts.ts";
 
 /** The login password of every endpoint the messaging tests create. */
 export const PW = "device-password-1";
@@ -107,4 +108,57 @@ export async function withServer(
     for (const c of open) await c.close();
     await t.close();
   }
+}
+
+/** `msg` frames of message `id` of `from` that `c` got, from frame index `since`. */
+function pushesOf(c: TestClient, from: string, id: string, since = 0): number {
+  return c.frames.slice(since).filter((f) => f.type === "msg" && f.from === from && f.id === id)
+    .length;
+}
+
+/**
+ * A fault test's receiving end on a {@linkcode TestClient}: waits (bounded, never throwing) until
+ * `c` got every id of `from`, acks each, then waits a quiet window after the last ack answer;
+ * counts lost (never pushed), redelivered (pushed again before the ack) and duplicated (pushed
+ * after its ack was answered), records them (tests/helpers/fault_counts.ts) and fails with
+ * `lost=N` and the ids. Resolves with the ack answers, in the order of the ids received.
+ */
+export async function receiveAndAck(
+  c: TestClient,
+  from: string,
+  ids: readonly string[],
+  row: { key: string; fault: string; crashes: () => number; figures?: Record<string, number> },
+): Promise<Frame[]> {
+  const t0 = Date.now();
+  await settle({
+    done: () => ids.every((id) => pushesOf(c, from, id) > 0),
+    subscribe: (f) => c.watch(f),
+    timeoutMs: scaledMs(15_000),
+    quietMs: 0,
+    stallMs: STALL_MS,
+  });
+  const got = ids.filter((id) => pushesOf(c, from, id) > 0);
+  const answers = await Promise.all(got.map((id) => c.request({ type: "ack", from, id })));
+  const ackedAt = c.frames.length;
+  await settle({
+    done: () => true,
+    subscribe: (f) => c.watch(f),
+    timeoutMs: scaledMs(15_000),
+    quietMs: QUIET_MS,
+  });
+  const seen = new Set(got);
+  const after = (id: string) => pushesOf(c, from, id, ackedAt);
+  reportFaults({
+    key: row.key,
+    fault: row.fault,
+    ...countFaults(ids, [{
+      has: (id) => seen.has(id),
+      redelivered: got.reduce((n, id) => n + pushesOf(c, from, id) - after(id) - 1, 0),
+      duplicates: got.reduce((n, id) => n + after(id), 0),
+    }]),
+    crashes: row.crashes(),
+    ms: Date.now() - t0,
+    figures: row.figures ?? {},
+  });
+  return answers;
 }

@@ -10,14 +10,20 @@ const selfTalkPassword: Handler<"self.talk_password"> = async ({ app, conn }, fr
   return { talk_password_set: talkHash !== null, talk_version: r.talkVersion };
 };
 
-/** spec 6.6 unlock: a correct password writes a `password` grant; no password succeeds at once. */
+/**
+ * spec 6.6 unlock: a correct password writes a `password` grant; a target without a talk
+ * password (or the caller itself) succeeds at once. Unlike a send (spec 6.3, where a valid grant
+ * makes the server ignore an extra wrong password), unlock is the password check itself: a wrong
+ * password is `talk_password_invalid` and counts toward the lockout (spec 5) even while the caller
+ * holds a grant, which stays valid.
+ */
 const unlock: Handler<"unlock"> = async ({ app, conn }, frame) => {
   const sender = conn.endpointId;
   const target = frame.endpoint_id;
   for (let attempt = 0; attempt < 2; attempt++) {
     const st = await app.store.query("talk.grant_state", { senderId: sender, targetId: target });
     if (!st.found) throw new ProtocolError("not_found");
-    if (!st.needsPassword) return {};
+    if (st.talkHash === null || sender === target) return {};
     const check = app.talkLocks.begin(sender, target);
     if (check === null) throw new ProtocolError("rate_limited");
     const ok = st.talkHash !== null && await app.pool.verify(st.talkHash, frame.talk_password);

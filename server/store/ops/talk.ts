@@ -224,8 +224,8 @@ export interface UnlockResult {
 
 /**
  * `talk.unlock` (spec 6.6): a correct password writes a `password` grant while the target's
- * version still equals `expectedVersion`; a target without a password (or with a valid grant
- * already) succeeds at once.
+ * version still equals `expectedVersion`; a target without a password succeeds at once, and a
+ * valid grant already held is kept (the main thread checked the password in either case).
  *
  * @throws {OpError} `not_found` for an unknown target; `talk_password_invalid` with
  * `data.stale = true` when the password changed after the main thread's check.

@@ -55,14 +55,15 @@ export function track(
   return t;
 }
 
-/** Connects with the password and waits until online. */
+/** Connects with the password and waits (at most `waitMs`) until online. */
 export async function online(
   url: string,
   ep: { id: string; password: string },
   options: ConnectOptions = {},
+  waitMs = WAIT_MS,
 ): Promise<Tracked> {
   const t = track(url, ep.id, { password: ep.password }, options);
-  await within(t.client.ready(), WAIT_MS, `${ep.id} online`);
+  await within(t.client.ready(), waitMs, `${ep.id} online`);
   return t;
 }
 

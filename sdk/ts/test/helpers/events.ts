@@ -1,7 +1,11 @@
 /** Recording events and waiting on them with bounded timeouts (no fixed sleeps). */
+import { scaledMs } from "../../../../tests/helpers/fault_counts.ts";
 
-/** How long a test waits for an expected event by default. */
-export const WAIT_MS = 15_000;
+/**
+ * How long a test waits for an expected event by default: 15 s on an idle machine, times the
+ * load average per core (1–4) on a loaded one, so a busy CI machine does not time out a handshake.
+ */
+export const WAIT_MS = scaledMs(15_000, { capMs: 60_000 });
 
 /**
  * A list of recorded events; `waitFor` resolves when one matches, `expectNone` asserts that none
@@ -16,6 +20,12 @@ export class Events<T> {
     this.items.push(item);
     for (const w of [...this.#watchers]) w();
   };
+
+  /** Calls `fn` on every event recorded from now on; returns its removal. */
+  watch(fn: () => void): () => void {
+    this.#watchers.add(fn);
+    return () => this.#watchers.delete(fn);
+  }
 
   count(pred: (item: T) => boolean = () => true): number {
     return this.items.filter(pred).length;

@@ -154,6 +154,11 @@ export class Harness {
     return this.command({ cmd: "admin", method, path, body });
   }
 
+  /** Server exits nobody asked for: 1 when the harness (and its server) ended before `stop`. */
+  crashes(): number {
+    return this.#child.exitCode !== null || this.#child.signalCode !== null ? 1 : 0;
+  }
+
   /** Closes stdin, which stops the server and removes its directory. */
   async stop(): Promise<void> {
     if (this.#child.exitCode !== null) return;
