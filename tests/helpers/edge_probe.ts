@@ -159,6 +159,7 @@ export interface Attacker {
 /** Starts `kind` against `port` from `from` with size `n` in its own process. */
 export function startAttacker(kind: string, port: number, from: string, n: number): Attacker {
   const script = new URL("./edge_attacker.ts", import.meta.url).pathname;
+  // permissions: not the shipped command: the attacker is a client of the server, not NixMsg.
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
