@@ -46,6 +46,7 @@ const END = "<!-- fault-table:end -->";
 const num = (n: number) => n.toLocaleString("en-US");
 const fig = (r: SummaryRow, k: string) => num(r.figures[k] ?? 0);
 const sdk = (file: string) => `\`node scripts/test.mjs integration/${file}\``;
+// permissions: not the shipped command: how the doc says to run a test file (the test runner).
 const deno = (file: string, filter = "", env = "") =>
   `\`${env}deno test -A --frozen tests/${file}${filter ? ` --filter "${filter}"` : ""}\``;
 
@@ -287,6 +288,7 @@ export const ROWS: RowDef[] = [
       `${num(r.messages)} messages sent, delivered and receipted, ${fig(r, "disconnects")} ` +
       `disconnects; see docs/BENCHMARKS.md (c)`
     ),
+    // permissions: not the shipped command: a benchmark's command line as the doc shows it.
     reproduce: "`deno run -A tests/bench/messaging_load.ts --seconds 600 --connections 1000 " +
       "--rate 200 --latency-ms 20 --jitter-ms 5 --sample-seconds 10`",
   },

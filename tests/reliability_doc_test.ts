@@ -67,6 +67,7 @@ function tableProblems(md: string): string[] {
 Deno.test("docs/RELIABILITY.md's fault table is what docs/reliability_summary.json generates", async () => {
   const doc = await Deno.readTextFile(DOC);
   const want = await generateDoc(doc, readSummary());
+  // permissions: not the shipped command: the message names the doc generator's command.
   assert.equal(
     doc,
     want,

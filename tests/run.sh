@@ -130,6 +130,7 @@ if [ -x sdk/java/run_tests.sh ]; then
   suite "Java SDK" '^# pass ([0-9]+)$' '^# fail ([0-9]+)$' bash sdk/java/run_tests.sh
 fi
 
+# permissions: not the shipped command: a doc generator of this repo, run by the test runner.
 fault_summary="$NIXMSG_FAULT_SUMMARY_DIR/fault_summary.json"
 if "$DENO" run --quiet --allow-all scripts/reliability_tables.ts collect "$NIXMSG_FAULT_SUMMARY_DIR" \
   "$fault_summary" --run "run-$(date -u +%Y%m%dT%H%M)" --note "tests/run.sh"; then
