@@ -154,6 +154,19 @@ const SCHEMAS: Record<string, Schema> = {
     created: nonNegInt,
     items: arr(obj({ row: int, id: str, login_password: str }, ["login_password"])),
   }),
+  AuditRecord: obj({
+    id: int,
+    at: timeMs,
+    actor: {
+      type: "string",
+      description:
+        "`admin`, `token:<name>`, `cli` (the command line) or `system` (security events)",
+    },
+    action: str,
+    target: { type: "string", description: "the object id, or empty" },
+    result: { type: "string", description: "`ok` or an error code (security events: see docs)" },
+    ip: { type: "string", description: "the client address, or empty" },
+  }),
   ImportRowProblems: obj({ rows: arr(obj({ row: int, column: str, message: str })) }),
 };
 
@@ -757,6 +770,22 @@ const OPERATIONS: [string, string, OpSpec][] = [
     query: PAGE_QUERY,
     ok: obj({ item: ref("MessageRecord"), items: arr(ref("RecipientRecord")), next_cursor: str }),
     errors: ["not_found"],
+  }],
+  // Audit log
+  ["get", `${A}/audit`, {
+    tag: "records",
+    guard: "admin",
+    summary: "List the audit log (操作日志), newest first",
+    query: {
+      from: TIME_Q("at ≥ this (Unix ms)"),
+      to: TIME_Q("at < this (Unix ms)"),
+      actor: ID_Q("exact actor: `admin`, `token:<name>`, `cli`, `system`"),
+      action: ID_Q("exact action, or a family: `endpoint` matches every `endpoint.*`"),
+      target: ID_Q("exact object id"),
+      result: ID_Q("exact result: `ok` or an error code"),
+      ...PAGE_QUERY,
+    },
+    ok: page(ref("AuditRecord")),
   }],
   ["get", `${A}/openapi.json`, {
     tag: "meta",

@@ -19,6 +19,7 @@ import { messageHandlers } from "./message_handlers.ts";
 import { sendHandlers } from "./send_handlers.ts";
 import { openApiHandler } from "./openapi_route.ts";
 import { historyHandler } from "./history_handlers.ts";
+import { auditHandlers } from "./audit_handlers.ts";
 import type { MetricsHistory } from "../metrics/history.ts";
 
 function route(method: string, path: string, handler: RouteHandler): Route {
@@ -42,6 +43,7 @@ export function adminRoutes(app: App, mqtt: MqttApp, history?: MetricsHistory): 
   const g = groupHandlers(d);
   const m = messageHandlers(d);
   const x = sendHandlers(d);
+  const a = auditHandlers(d);
   const A = "/api/admin";
   return [
     route("POST", `${A}/login`, open(s.login, "admin.login")),
@@ -98,6 +100,7 @@ export function adminRoutes(app: App, mqtt: MqttApp, history?: MetricsHistory): 
 
     route("GET", `${A}/messages`, admin(m.list)),
     route("GET", `${A}/messages/:seq`, admin(m.get)),
+    route("GET", `${A}/audit`, admin(a.list)),
     route("GET", `${A}/openapi.json`, open(openApiHandler())),
   ];
 }

@@ -149,7 +149,7 @@ async function startLocked(
 
     const pool = opts.pool ?? new PasswordPool();
     await pool.dummyHash(); // made before serving, so no probe pays for it (issue 18)
-    const events = new SecurityLog(log);
+    const events = new SecurityLog(log, { writer, log });
     const app: App = {
       config,
       log,

@@ -39,6 +39,22 @@ DROP INDEX idx_receipts_outbox;
 CREATE INDEX idx_receipts_outbox ON receipts(sender_id, receipt_id) WHERE acked = 0;
 `;
 
+// Migration 6: the audit log (spec 8, 14 M4 操作日志): one row per state-changing admin request,
+// CLI action and security event, kept `audit_retention_days` (housekeeping, `audit.prune`).
+// The list reads newest first by id; `idx_audit_at` serves the time filters and the pruning.
+const SCHEMA_V6_SQL = `
+CREATE TABLE audit_log (
+  id      INTEGER PRIMARY KEY AUTOINCREMENT,
+  at      INTEGER NOT NULL,
+  actor   TEXT NOT NULL,
+  action  TEXT NOT NULL,
+  target  TEXT NOT NULL DEFAULT '',
+  result  TEXT NOT NULL,
+  ip      TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX idx_audit_at ON audit_log(at);
+`;
+
 /** One embedded schema step (spec 7.7: migrations are embedded, ordered SQL). */
 export interface Migration {
   readonly version: number;
@@ -53,6 +69,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 3, name: "finished deliveries by update time", sql: SCHEMA_V3_SQL },
   { version: 4, name: "exact send quota counters", sql: SCHEMA_V4_SQL },
   { version: 5, name: "indexes that hold only the rows their queries read", sql: SCHEMA_V5_SQL },
+  { version: 6, name: "audit log", sql: SCHEMA_V6_SQL },
 ];
 
 /** The schema version this build expects. */

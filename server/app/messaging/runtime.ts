@@ -231,9 +231,11 @@ export class MessagingRuntime implements Messaging {
   }
 
   /** Hourly deletion of old records, receipts and send keys, then a WAL truncate in the checkpointer (spec 7.6). */
-  async housekeeping(): Promise<{ messages: number; receipts: number; keys: number }> {
+  async housekeeping(): Promise<
+    { messages: number; receipts: number; keys: number; audit: number }
+  > {
     const { config, writer, log } = this.#app;
-    const total = { messages: 0, receipts: 0, keys: 0 };
+    const total = { messages: 0, receipts: 0, keys: 0, audit: 0 };
     try {
       let cursor: HousekeepingCursor | null = null;
       for (;;) {
@@ -248,6 +250,12 @@ export class MessagingRuntime implements Messaging {
         total.receipts += r.deletedReceipts;
         total.keys += r.deletedKeys;
         cursor = r.cursor;
+        if (!r.more || this.#stopped) break;
+      }
+      const before = this.#app.clock() - config.audit_retention_days * DAY_MS;
+      for (;;) {
+        const r = await writer.run("audit.prune", { before, batch: HOUSEKEEPING_BATCH });
+        total.audit += r.deleted;
         if (!r.more || this.#stopped) break;
       }
       // It waits for readers and the writer, so it runs in the checkpointer's Worker.
