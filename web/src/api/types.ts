@@ -187,6 +187,17 @@ export type DeliveryState =
   | "dropped"
   | "rejected";
 
+/** One row of the audit log (操作日志). */
+export interface AuditRecord {
+  id: number;
+  at: number;
+  actor: string;
+  action: string;
+  target: string;
+  result: string;
+  ip: string;
+}
+
 export interface MessageRecord {
   seq: number;
   id: string;
