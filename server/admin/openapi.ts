@@ -604,6 +604,26 @@ const OPERATIONS: [string, string, OpSpec][] = [
     ok: empty,
     errors: ["not_found"],
   }],
+  ["get", `${A}/endpoints/{id}/inbox`, {
+    tag: "messages",
+    guard: "admin",
+    summary: "Live inbox: a Server-Sent Events stream of the frames pushed to this endpoint",
+    description: "Read-only: it never acks or consumes. Events `hello` {stream, endpoint_id, " +
+      "online}, `frame` {n, at, qos, type, frame, body, bytes} with every `body` and `meta` " +
+      "withheld (`body` is a summary {enc, content_type, length} or null), `state` {n, at, " +
+      "online}, `lost` {count}. See docs/admin-api.md.",
+    okRaw: { "text/event-stream": str },
+    ok: empty,
+    errors: ["not_found", "busy"],
+  }],
+  ["get", `${A}/endpoints/{id}/inbox/{stream}/{n}`, {
+    tag: "messages",
+    guard: "admin",
+    summary: "Open one message body seen by a live inbox stream (plain text, audited)",
+    okRaw: { "text/plain": str },
+    ok: empty,
+    errors: ["not_found"],
+  }],
   ["post", `${A}/endpoints/{id}/messages`, {
     tag: "messages",
     guard: "admin",

@@ -20,6 +20,7 @@ import { sendHandlers } from "./send_handlers.ts";
 import { openApiHandler } from "./openapi_route.ts";
 import { historyHandler } from "./history_handlers.ts";
 import { auditHandlers } from "./audit_handlers.ts";
+import { inboxHandlers } from "./inbox_handlers.ts";
 import type { MetricsHistory } from "../metrics/history.ts";
 
 function route(method: string, path: string, handler: RouteHandler): Route {
@@ -44,6 +45,7 @@ export function adminRoutes(app: App, mqtt: MqttApp, history?: MetricsHistory): 
   const m = messageHandlers(d);
   const x = sendHandlers(d);
   const a = auditHandlers(d);
+  const i = inboxHandlers(d);
   const A = "/api/admin";
   return [
     route("POST", `${A}/login`, open(s.login, "admin.login")),
@@ -73,6 +75,8 @@ export function adminRoutes(app: App, mqtt: MqttApp, history?: MetricsHistory): 
       admin(e.resetPassword, "endpoint.reset_login_password"),
     ),
     route("POST", `${A}/endpoints/:id/unlock`, admin(e.unlock, "endpoint.unlock")),
+    route("GET", `${A}/endpoints/:id/inbox`, admin(i.stream)),
+    route("GET", `${A}/endpoints/:id/inbox/:stream/:n`, admin(i.body, "endpoint.inbox_body")),
     route("POST", `${A}/endpoints/:id/messages`, admin(x.send, "message.send")),
     route("GET", `${A}/endpoints/:id/messages/:msgId`, admin(x.status)),
     route(

@@ -118,6 +118,7 @@ export const AUDIT_ACTIONS: Record<string, string> = {
   "endpoint.reset_login_password": "重置登录密码",
   "endpoint.unlock": "解除锁定",
   "endpoint.talk_password": "设置对话密码",
+  "endpoint.inbox_body": "查看收件箱正文",
   "registration.update": "修改注册设置",
   "group.create": "创建群",
   "group.rename": "群改名",
