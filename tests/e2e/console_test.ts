@@ -19,6 +19,7 @@ import {
   PHONE,
   shot,
   SHOTS,
+  still,
 } from "../helpers/browser.ts";
 
 const PW = "device-pass-123";
@@ -411,22 +412,93 @@ async function seed(
   return { seq };
 }
 
-/** Every page of the console: name for the screenshot, address, title in the header. */
-function pagesOf(s: Seeded): { name: string; path: string; title: string }[] {
+/** One console page: screenshot name, address, header title, and what opens a dialog. */
+interface ConsolePage {
+  name: string;
+  path: string;
+  title: string;
+  /** Page-action buttons that open a dialog (and change nothing until it is confirmed). */
+  dialogs?: string[];
+  /** Date pickers in its filters, opened to check their panel. */
+  pickers?: boolean;
+}
+
+/** Every page of the console. */
+function pagesOf(s: Seeded): ConsolePage[] {
   return [
     { name: "overview", path: "/", title: "概览" },
-    { name: "endpoints", path: "/endpoints", title: "端" },
-    { name: "endpoint-detail", path: "/endpoints/dev-00", title: "端 dev-00" },
+    { name: "endpoints", path: "/endpoints", title: "端", dialogs: ["开通端", "批量导入"] },
+    {
+      name: "endpoint-detail",
+      path: "/endpoints/dev-00",
+      title: "端 dev-00",
+      dialogs: ["编辑", "对话密码", "重置登录密码", "停用", "删除"],
+    },
     { name: "registration", path: "/registration", title: "注册设置" },
-    { name: "groups", path: "/groups", title: "群" },
-    { name: "group-detail", path: "/groups/g-room", title: "群 g-room" },
-    { name: "messages", path: "/messages", title: "消息记录" },
+    { name: "groups", path: "/groups", title: "群", dialogs: ["创建群"] },
+    {
+      name: "group-detail",
+      path: "/groups/g-room",
+      title: "群 g-room",
+      dialogs: ["改名", "转让", "解散", "加成员"],
+    },
+    { name: "messages", path: "/messages", title: "消息记录", pickers: true },
     { name: "message-detail", path: `/messages/${s.seq}`, title: `消息记录 #${s.seq}` },
-    { name: "tokens", path: "/tokens", title: "API 令牌" },
+    { name: "tokens", path: "/tokens", title: "API 令牌", dialogs: ["创建令牌"] },
+    { name: "audit", path: "/audit", title: "操作日志", pickers: true },
     { name: "settings", path: "/settings", title: "运行参数" },
     { name: "password", path: "/password", title: "修改密码" },
     { name: "missing", path: "/no-such-page", title: "页面不存在" },
   ];
+}
+
+/** Fails unless `b` lies entirely inside the phone's viewport. */
+function onScreen(b: Box, what: string): void {
+  assert.ok(
+    b.x >= 0 && b.y >= 0 && b.x + b.width <= PHONE.width + 1 &&
+      b.y + b.height <= PHONE.height + 1,
+    `${what} is off screen: ${JSON.stringify(b)}`,
+  );
+}
+
+/**
+ * Opens each dialog of the page and each date picker of its filters: every button of a dialog
+ * and the whole picker panel are on screen, and the page does not grow wider (issue 32 item 3).
+ */
+async function checkPhoneOverlays(page: Page, p: ConsolePage): Promise<void> {
+  for (const name of p.dialogs ?? []) {
+    await page.getByTestId("page-actions").getByRole("button", { name, exact: true }).click();
+    const overlay = page.locator(".n-modal, .n-dialog").last();
+    await overlay.waitFor();
+    await still(page);
+    const buttons = overlay.locator(".n-button:visible");
+    assert.ok(await buttons.count() > 0, `${p.name}/${name}: a dialog without buttons`);
+    for (let i = 0; i < await buttons.count(); i++) {
+      onScreen(await box(buttons.nth(i)), `${p.name}/${name}: button ${i}`);
+    }
+    await shot(page, `phone-${p.name}-dialog-${p.dialogs!.indexOf(name)}`);
+    const cancel = overlay.getByRole("button", { name: /^(取消|关闭)$/ });
+    if (await cancel.count() > 0) await cancel.first().click();
+    else await page.keyboard.press("Escape");
+    await overlay.waitFor({ state: "detached" });
+  }
+  if (p.pickers) {
+    const pickers = page.locator(".filter-bar .n-date-picker");
+    assert.ok(await pickers.count() > 0, `${p.name}: no date picker`);
+    for (let i = 0; i < await pickers.count(); i++) {
+      await pickers.nth(i).click();
+      const panel = page.locator(".n-date-panel").last();
+      await panel.waitFor();
+      await still(page);
+      onScreen(await box(panel), `${p.name}: date panel ${i}`);
+      const docWidth = await page.evaluate(() =>
+        (globalThis as unknown as PageGlobal).document.documentElement.scrollWidth
+      );
+      assert.ok(docWidth <= PHONE.width, `${p.name}: ${docWidth}px wide with the picker open`);
+      await page.keyboard.press("Escape");
+      await panel.waitFor({ state: "detached" });
+    }
+  }
 }
 
 /** Waits until the page's data is on screen (no loading table, no spinner). */
@@ -515,6 +587,16 @@ Deno.test({
         assert.equal(await page.title(), `${p.title} - NixMsg 管理后台`, "each page names its tab");
         await checkPhonePage(page, p.name);
         await shot(page, `phone-${p.name}`);
+        await checkPhoneOverlays(page, p);
+        if (p.name === "endpoint-detail") {
+          // The send panel's fields stay inside its card (they share the forms' layout).
+          const card = await box(page.locator("#send-test"));
+          const fields = page.locator("#send-test .n-select, #send-test .n-input");
+          for (let i = 0; i < await fields.count(); i++) {
+            const f = await box(fields.nth(i));
+            assert.ok(f.x >= card.x && f.x + f.width <= card.x + card.width, `send field ${i}`);
+          }
+        }
       }
       // No sidebar on a phone: the menu is a drawer that closes once a page is chosen.
       assert.equal(await page.locator(".n-layout-sider").count(), 0);
@@ -525,18 +607,28 @@ Deno.test({
       await drawer.getByRole("link", { name: "群", exact: true }).click();
       await page.locator("#page-header h1", { hasText: "群" }).waitFor();
       await drawer.waitFor({ state: "detached" });
-      // The endpoint list scrolls sideways inside the table.
+      // The endpoint list shows id, state and online; the rest opens under the row.
       await page.goto(`${t.adminUrl}/endpoints`);
       await page.getByRole("link", { name: "dev-00" }).waitFor();
-      // Some element inside the table body is wider inside than outside: the table scrolls.
       const scroll = await page.evaluate(() => {
         const doc = (globalThis as unknown as PageGlobal).document;
         const body = doc.querySelector(".n-data-table-base-table-body");
         if (body === null) return null;
-        const all = [body, ...Array.from(body.querySelectorAll("*"))];
-        return Math.max(...all.map((el) => el.scrollWidth - el.clientWidth));
+        // The table body's scroll container (the virtual list's, or the body itself).
+        const el = body.querySelector(".v-vl, .n-scrollbar-container") ?? body;
+        return el.scrollWidth - el.clientWidth;
       });
-      assert.ok(scroll !== null && scroll > 100, `the table scrolls sideways: ${scroll}`);
+      assert.ok(scroll !== null && scroll <= 1, `no sideways scroll in the table: ${scroll}`);
+      for (const h of ["编号", "状态", "在线"]) {
+        await page.locator(".n-data-table-th", { hasText: h }).first().waitFor();
+      }
+      const first = page.locator(".n-data-table-tr", { hasText: "dev-00" });
+      await first.locator(".n-data-table-expand-trigger").click();
+      const more = page.locator(".phone-more").first();
+      await more.getByText("开通时间", { exact: true }).waitFor();
+      await more.getByText("备注", { exact: true }).waitFor();
+      onScreen(await box(more), "the expanded row");
+      await shot(page, "phone-endpoints-expanded");
       // Forms put labels on top; the page buttons do not sit on 退出登录 (which is in the drawer).
       await page.getByTestId("page-actions").getByRole("button", { name: "开通端" }).click();
       const create = modal(page, "开通端");
@@ -575,6 +667,7 @@ Deno.test({
         const [path, headers] of [
           ["/messages", ["序号", "提交时间", "发送时刻"]],
           ["/endpoints", ["编号", "开通时间"]],
+          [`/messages/${seeded.seq}`, ["接收端", "更新时间"]],
         ] as const
       ) {
         await page.goto(`${t.adminUrl}${path}`);
