@@ -1,4 +1,11 @@
-/** The JSON shapes of the admin API (docs/admin-api.md). Times are Unix milliseconds. */
+/**
+ * The JSON shapes of the admin API (docs/admin-api.md). Times are Unix milliseconds. The shapes
+ * that the OpenAPI document declares as components are its generated types (schema.gen.ts,
+ * `deno task openapi`); the rest are still written here.
+ */
+import type { components } from "./schema.gen.ts";
+
+type Schemas = components["schemas"];
 
 /** One page of a cursor-paginated list. */
 export interface Page<T> {
@@ -75,28 +82,9 @@ export interface Settings {
   log: { level: string };
 }
 
-export interface ApiToken {
-  id: string;
-  name: string;
-  enabled: boolean;
-  created_at: number;
-  last_used_at: number | null;
-}
+export type ApiToken = Schemas["Token"];
 
-export interface Endpoint {
-  id: string;
-  name: string;
-  remark: string;
-  source: "admin" | "self";
-  enabled: boolean;
-  online: boolean;
-  online_since: number | null;
-  offline_since: number | null;
-  created_at: number;
-  default_delay_ms: number;
-  talk_password_set: boolean;
-  session_active: boolean;
-}
+export type Endpoint = Schemas["Endpoint"];
 
 export interface EndpointDetail {
   item: Endpoint;
@@ -133,16 +121,9 @@ export interface BatchResult {
 }
 
 /** One created row of a CSV import; `login_password` only when it was generated. */
-export interface ImportedRow {
-  row: number;
-  id: string;
-  login_password?: string;
-}
+export type ImportedRow = ImportResult["items"][number];
 
-export interface ImportResult {
-  created: number;
-  items: ImportedRow[];
-}
+export type ImportResult = Schemas["ImportResult"];
 
 /** One bad row of a refused CSV import (`error.data.rows`). */
 export interface ImportRowError {
@@ -151,19 +132,9 @@ export interface ImportRowError {
   message: string;
 }
 
-export interface Registration {
-  enabled: boolean;
-  code: string;
-  updated_at: number | null;
-}
+export type Registration = Schemas["Registration"];
 
-export interface Group {
-  id: string;
-  name: string;
-  owner_id: string;
-  members: number;
-  created_at: number;
-}
+export type Group = Schemas["Group"];
 
 export interface GroupMember {
   id: string;
@@ -178,50 +149,12 @@ export interface FailedMember {
   code: string;
 }
 
-export type MessageState = "scheduled" | "dispatched" | "completed";
-export type DeliveryState =
-  | "pending"
-  | "accepted"
-  | "recalled"
-  | "expired"
-  | "dropped"
-  | "rejected";
+export type MessageState = Schemas["MessageRecord"]["state"];
+export type DeliveryState = Schemas["RecipientRecord"]["state"];
 
 /** One row of the audit log (操作日志). */
-export interface AuditRecord {
-  id: number;
-  at: number;
-  actor: string;
-  action: string;
-  target: string;
-  result: string;
-  ip: string;
-}
+export type AuditRecord = Schemas["AuditRecord"];
 
-export interface MessageRecord {
-  seq: number;
-  id: string;
-  sender_id: string;
-  dest_kind: "endpoint" | "group";
-  dest_id: string;
-  content_type: string;
-  state: MessageState;
-  reason: string;
-  send_at: number;
-  created_at: number;
-  keep: boolean;
-  ttl_seconds: number;
-  receipt: boolean;
-  counts: Record<DeliveryState, number>;
-}
+export type MessageRecord = Schemas["MessageRecord"];
 
-export interface Recipient {
-  endpoint_id: string;
-  state: DeliveryState;
-  reason: string;
-  send_at: number;
-  expire_at: number | null;
-  pushed_at: number | null;
-  attempts: number;
-  updated_at: number;
-}
+export type Recipient = Schemas["RecipientRecord"];
