@@ -5,6 +5,7 @@
 import { type AuditFilter, listAudit } from "../store/queries/audit.ts";
 import type { AdminDeps } from "./deps.ts";
 import type { AdminRequest } from "./guards.ts";
+import type { AuditRecordView } from "./schemas.ts";
 import { bad, ok, pageOf, pageQuery, queryText, queryTime } from "./request.ts";
 
 function idCursor(raw: string): number | null {
@@ -31,7 +32,8 @@ export function auditHandlers(d: AdminDeps) {
     };
     const rows = listAudit(app.reader, filter, idCursor(cursor), limit + 1);
     const page = pageOf(rows, limit, (r) => String(r.id));
-    ok(req.ctx, { items: page.items, next_cursor: page.next });
+    const items: AuditRecordView[] = page.items;
+    ok(req.ctx, { items, next_cursor: page.next });
   }
 
   return { list };

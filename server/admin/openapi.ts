@@ -9,6 +9,17 @@
  */
 import { ERROR_CODES, type ErrorCode, errorInfo } from "../protocol/mod.ts";
 import { VERSION } from "../version.ts";
+import { DELIVERY_STATES } from "../store/ops/receipts.ts";
+import {
+  AuditRecordSchema,
+  DeliveryCountsSchema,
+  EndpointSchema,
+  GroupSchema,
+  MESSAGE_STATES,
+  MessageRecordSchema,
+  RecipientRecordSchema,
+  TokenSchema,
+} from "./schemas.ts";
 
 /** A JSON Schema (2020-12, the OpenAPI 3.1 dialect) as a plain object. */
 export type Schema = Record<string, unknown>;
@@ -52,9 +63,6 @@ function page(item: Schema, total = false): Schema {
   return obj(p);
 }
 
-const DELIVERY_STATES = ["pending", "accepted", "recalled", "expired", "dropped", "rejected"];
-const MESSAGE_STATES = ["scheduled", "dispatched", "completed"];
-
 /** The reusable shapes (docs/admin-api.md, server/admin/views.ts). */
 const SCHEMAS: Record<string, Schema> = {
   ErrorCode: { type: "string", enum: [...ERROR_CODES] },
@@ -63,56 +71,13 @@ const SCHEMAS: Record<string, Schema> = {
     error: obj({ code: ref("ErrorCode"), message: str, data: { type: "object" } }, ["data"]),
   }),
   Empty: empty,
-  Token: obj({
-    id: str,
-    name: str,
-    enabled: bool,
-    created_at: timeMs,
-    last_used_at: timeOrNull,
-  }),
-  Endpoint: obj({
-    id: str,
-    name: str,
-    remark: str,
-    source: { enum: ["admin", "self"] },
-    enabled: bool,
-    online: bool,
-    online_since: timeOrNull,
-    offline_since: timeOrNull,
-    created_at: timeMs,
-    default_delay_ms: nonNegInt,
-    talk_password_set: bool,
-    session_active: bool,
-  }),
-  Group: obj({ id: str, name: str, owner_id: str, members: nonNegInt, created_at: timeMs }),
+  Token: TokenSchema,
+  Endpoint: EndpointSchema,
+  Group: GroupSchema,
   MemberFailure: obj({ id: str, code: ref("ErrorCode") }),
-  DeliveryCounts: obj(Object.fromEntries(DELIVERY_STATES.map((s) => [s, nonNegInt]))),
-  MessageRecord: obj({
-    seq: int,
-    id: str,
-    sender_id: str,
-    dest_kind: { enum: ["endpoint", "group"] },
-    dest_id: str,
-    content_type: str,
-    state: { enum: MESSAGE_STATES },
-    reason: str,
-    send_at: timeMs,
-    created_at: timeMs,
-    keep: bool,
-    ttl_seconds: nonNegInt,
-    receipt: bool,
-    counts: ref("DeliveryCounts"),
-  }),
-  RecipientRecord: obj({
-    endpoint_id: str,
-    state: { enum: DELIVERY_STATES },
-    reason: str,
-    send_at: timeMs,
-    expire_at: timeOrNull,
-    pushed_at: timeOrNull,
-    attempts: nonNegInt,
-    updated_at: timeMs,
-  }),
+  DeliveryCounts: DeliveryCountsSchema,
+  MessageRecord: MessageRecordSchema,
+  RecipientRecord: RecipientRecordSchema,
   Registration: obj({ enabled: bool, code: str, updated_at: timeOrNull }),
   Target: obj({ kind: { enum: ["endpoint", "group"] }, id: str }),
   SendRequest: {
@@ -134,14 +99,14 @@ const SCHEMAS: Record<string, Schema> = {
     description: "The fields of the MQTT `send` frame without `v`, `type` and `rid` " +
       "(docs/protocol.md). At most one of `delay_ms` and `send_at_ms`.",
   },
-  SendResult: obj({ id: str, send_at_ms: timeMs, state: { enum: MESSAGE_STATES } }),
+  SendResult: obj({ id: str, send_at_ms: timeMs, state: { enum: [...MESSAGE_STATES] } }),
   MessageStatus: obj({
     id: str,
-    state: { enum: MESSAGE_STATES },
+    state: { enum: [...MESSAGE_STATES] },
     reason: str,
     send_at_ms: timeMs,
     counts: ref("DeliveryCounts"),
-    items: arr(obj({ endpoint_id: str, state: { enum: DELIVERY_STATES }, reason: str })),
+    items: arr(obj({ endpoint_id: str, state: { enum: [...DELIVERY_STATES] }, reason: str })),
     next_cursor: str,
   }),
   RecallResult: obj({
@@ -154,19 +119,7 @@ const SCHEMAS: Record<string, Schema> = {
     created: nonNegInt,
     items: arr(obj({ row: int, id: str, login_password: str }, ["login_password"])),
   }),
-  AuditRecord: obj({
-    id: int,
-    at: timeMs,
-    actor: {
-      type: "string",
-      description:
-        "`admin`, `token:<name>`, `cli` (the command line) or `system` (security events)",
-    },
-    action: str,
-    target: { type: "string", description: "the object id, or empty" },
-    result: { type: "string", description: "`ok` or an error code (security events: see docs)" },
-    ip: { type: "string", description: "the client address, or empty" },
-  }),
+  AuditRecord: AuditRecordSchema,
   ImportRowProblems: obj({ rows: arr(obj({ row: int, column: str, message: str })) }),
 };
 
