@@ -396,6 +396,7 @@ const OPERATIONS: [string, string, OpSpec][] = [
       record_retention_days: { type: "number" },
       idempotency_hours: { type: "number" },
       receipt_retention_days: { type: "number" },
+      audit_retention_days: { type: "number" },
       sqlite_synchronous: str,
       metrics: obj({ token_set: bool }),
       log: obj({ level: str }),

@@ -1665,6 +1665,7 @@ export interface operations {
                             record_retention_days: number;
                             idempotency_hours: number;
                             receipt_retention_days: number;
+                            audit_retention_days: number;
                             sqlite_synchronous: string;
                             metrics: {
                                 token_set: boolean;

@@ -77,6 +77,7 @@ export interface Settings {
   record_retention_days: number;
   idempotency_hours: number;
   receipt_retention_days: number;
+  audit_retention_days: number;
   sqlite_synchronous: string;
   metrics: { token_set: boolean };
   log: { level: string };
