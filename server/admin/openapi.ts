@@ -10,6 +10,7 @@
 import { ERROR_CODES, type ErrorCode, errorInfo } from "../protocol/mod.ts";
 import { VERSION } from "../version.ts";
 import { DELIVERY_STATES } from "../store/ops/receipts.ts";
+import { HistoryViewSchema } from "../metrics/history_schema.ts";
 import {
   AuditRecordSchema,
   DeliveryCountsSchema,
@@ -120,6 +121,7 @@ const SCHEMAS: Record<string, Schema> = {
     items: arr(obj({ row: int, id: str, login_password: str }, ["login_password"])),
   }),
   AuditRecord: AuditRecordSchema,
+  MetricsHistory: HistoryViewSchema,
   ImportRowProblems: obj({ rows: arr(obj({ row: int, column: str, message: str })) }),
 };
 
@@ -307,40 +309,7 @@ const OPERATIONS: [string, string, OpSpec][] = [
     query: {
       since: { schema: int, description: "Unix ms: only samples newer than this" },
     },
-    ok: (() => {
-      const numOrNull: Schema = { type: ["number", "null"] };
-      const gauges = {
-        connections: obj({ ws: nonNegInt, tcp: nonNegInt }),
-        online: nonNegInt,
-        pending_deliveries: nonNegInt,
-        scheduled_messages: nonNegInt,
-        writer_queue: nonNegInt,
-      };
-      return obj({
-        interval_ms: nonNegInt,
-        span_ms: nonNegInt,
-        now: obj({ ...gauges, t: timeMs }),
-        samples: arr(obj({
-          ...gauges,
-          t: timeMs,
-          window_ms: nonNegInt,
-          submitted_per_s: { type: "number" },
-          delivered_per_s: { type: "number" },
-          outcomes: obj({
-            accepted: nonNegInt,
-            expired: nonNegInt,
-            dropped: nonNegInt,
-            rejected: nonNegInt,
-          }),
-          rejected_by_reason: { type: "object", additionalProperties: nonNegInt },
-          commits: nonNegInt,
-          commit_ms_avg: numOrNull,
-          commit_ms_max: numOrNull,
-          latency_ms_p50: numOrNull,
-          latency_ms_p99: numOrNull,
-        })),
-      });
-    })(),
+    ok: ref("MetricsHistory"),
   }],
   ["get", `${A}/overview`, {
     tag: "settings",

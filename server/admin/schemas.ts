@@ -5,37 +5,25 @@
  * must return. The console's types are generated from the published document
  * (web/src/api/schema.gen.ts), so all three come from here.
  *
- * The builders below keep the published JSON exactly as the hand-written document had it
- * (`type: ["integer", "null"]`, plain `enum`), so docs/openapi.json did not change shape.
+ * The builders (server/http/json_schema.ts) keep the published JSON exactly as the hand-written
+ * document had it, so docs/openapi.json did not change.
  */
-import { type Static, type TProperties, Type } from "@sinclair/typebox";
+import { type Static, Type } from "@sinclair/typebox";
 import { DELIVERY_STATES } from "../store/ops/receipts.ts";
+import {
+  bool,
+  closed,
+  int,
+  nonNegInt,
+  oneOf,
+  ref,
+  str,
+  timeMs,
+  timeOrNull,
+} from "../http/json_schema.ts";
 
 /** The message states of spec 7.1, as the API names them. */
 export const MESSAGE_STATES = ["scheduled", "dispatched", "completed"] as const;
-
-const str = Type.String();
-const int = Type.Integer();
-const nonNegInt = Type.Integer({ minimum: 0 });
-const bool = Type.Boolean();
-const timeMs = Type.Integer({ description: "Unix milliseconds" });
-const timeOrNull = Type.Unsafe<number | null>({
-  type: ["integer", "null"],
-  description: "Unix milliseconds or null",
-});
-
-function oneOf<const T extends readonly string[]>(values: T) {
-  return Type.Unsafe<T[number]>({ enum: [...values] });
-}
-
-/** A closed object: every property required, nothing else allowed. */
-function closed<P extends TProperties>(properties: P) {
-  return Type.Object(properties, { additionalProperties: false });
-}
-
-function ref<T>(name: string) {
-  return Type.Unsafe<T>({ $ref: `#/components/schemas/${name}` });
-}
 
 export const TokenSchema = closed({
   id: str,

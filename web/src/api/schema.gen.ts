@@ -818,6 +818,51 @@ export interface components {
             /** @description the client address, or empty */
             ip: string;
         };
+        MetricsHistory: {
+            interval_ms: number;
+            span_ms: number;
+            now: {
+                connections: {
+                    ws: number;
+                    tcp: number;
+                };
+                online: number;
+                pending_deliveries: number;
+                scheduled_messages: number;
+                writer_queue: number;
+                /** @description Unix milliseconds */
+                t: number;
+            };
+            samples: {
+                connections: {
+                    ws: number;
+                    tcp: number;
+                };
+                online: number;
+                pending_deliveries: number;
+                scheduled_messages: number;
+                writer_queue: number;
+                /** @description Unix milliseconds */
+                t: number;
+                window_ms: number;
+                submitted_per_s: number;
+                delivered_per_s: number;
+                outcomes: {
+                    accepted: number;
+                    expired: number;
+                    dropped: number;
+                    rejected: number;
+                };
+                rejected_by_reason: {
+                    [key: string]: number;
+                };
+                commits: number;
+                commit_ms_avg: number | null;
+                commit_ms_max: number | null;
+                latency_ms_p50: number | null;
+                latency_ms_p99: number | null;
+            }[];
+        };
         ImportRowProblems: {
             rows: {
                 row: number;
@@ -1368,51 +1413,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         ok: true;
-                        data: {
-                            interval_ms: number;
-                            span_ms: number;
-                            now: {
-                                connections: {
-                                    ws: number;
-                                    tcp: number;
-                                };
-                                online: number;
-                                pending_deliveries: number;
-                                scheduled_messages: number;
-                                writer_queue: number;
-                                /** @description Unix milliseconds */
-                                t: number;
-                            };
-                            samples: {
-                                connections: {
-                                    ws: number;
-                                    tcp: number;
-                                };
-                                online: number;
-                                pending_deliveries: number;
-                                scheduled_messages: number;
-                                writer_queue: number;
-                                /** @description Unix milliseconds */
-                                t: number;
-                                window_ms: number;
-                                submitted_per_s: number;
-                                delivered_per_s: number;
-                                outcomes: {
-                                    accepted: number;
-                                    expired: number;
-                                    dropped: number;
-                                    rejected: number;
-                                };
-                                rejected_by_reason: {
-                                    [key: string]: number;
-                                };
-                                commits: number;
-                                commit_ms_avg: number | null;
-                                commit_ms_max: number | null;
-                                latency_ms_p50: number | null;
-                                latency_ms_p99: number | null;
-                            }[];
-                        };
+                        data: components["schemas"]["MetricsHistory"];
                     };
                 };
             };

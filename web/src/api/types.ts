@@ -32,36 +32,12 @@ export interface Overview {
   scheduled_messages: number;
 }
 
-/** The gauges of the metrics history (docs/admin-api.md `GET /api/admin/metrics/history`). */
-export interface HistoryGauges {
-  connections: { ws: number; tcp: number };
-  online: number;
-  pending_deliveries: number;
-  scheduled_messages: number;
-  writer_queue: number;
-}
-
+/** The live overview's history (`GET /api/admin/metrics/history`), oldest sample first. */
+export type MetricsHistory = Schemas["MetricsHistory"];
 /** One sample: gauges at `t`, and what happened in the window before it. */
-export interface HistorySample extends HistoryGauges {
-  t: number;
-  window_ms: number;
-  submitted_per_s: number;
-  delivered_per_s: number;
-  outcomes: { accepted: number; expired: number; dropped: number; rejected: number };
-  rejected_by_reason: Record<string, number>;
-  commits: number;
-  commit_ms_avg: number | null;
-  commit_ms_max: number | null;
-  latency_ms_p50: number | null;
-  latency_ms_p99: number | null;
-}
-
-export interface MetricsHistory {
-  interval_ms: number;
-  span_ms: number;
-  now: HistoryGauges & { t: number };
-  samples: HistorySample[];
-}
+export type HistorySample = MetricsHistory["samples"][number];
+/** The gauges of the metrics history. */
+export type HistoryGauges = Omit<MetricsHistory["now"], "t">;
 
 export interface Settings {
   listen: string;
