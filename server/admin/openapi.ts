@@ -71,7 +71,6 @@ const SCHEMAS: Record<string, Schema> = {
     ok: { const: false },
     error: obj({ code: ref("ErrorCode"), message: str, data: { type: "object" } }, ["data"]),
   }),
-  Empty: empty,
   Token: TokenSchema,
   Endpoint: EndpointSchema,
   Group: GroupSchema,
@@ -816,12 +815,15 @@ export function openApiDocument(): Record<string, unknown> {
     info: {
       title: "NixMsg admin API",
       version: VERSION,
+      license: { name: "NixMsg Proprietary License" },
       description: "The HTTP API of the NixMsg console and of back ends (docs/admin-api.md). " +
         'Every JSON answer is `{"ok":true,"data":…}` or `{"ok":false,"error":{"code",' +
         '"message"}}`. Times are Unix milliseconds. A cookie-authenticated request other than ' +
         "GET or HEAD must carry `X-Nixmsg-Request: 1`.",
     },
     jsonSchemaDialect: "https://spec.openapis.org/oas/3.1/dialect/base",
+    // Relative: the document describes the server that serves it (`listen` or `admin_listen`).
+    servers: [{ url: "/", description: "The server that serves this document" }],
     components: {
       schemas: SCHEMAS,
       securitySchemes: {

@@ -651,7 +651,6 @@ export interface components {
                 data?: Record<string, never>;
             };
         };
-        Empty: Record<string, never>;
         Token: {
             id: string;
             name: string;
