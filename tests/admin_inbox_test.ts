@@ -65,6 +65,8 @@ async function openInbox(t: AdminTestServer, cookie: string, id: string) {
   return {
     events,
     raw: () => raw,
+    /** Settles when the server ends the stream. */
+    ended: reading,
     wait,
     close: async () => {
       ctrl.abort();
@@ -147,6 +149,43 @@ Deno.test("the live inbox shows a message pushed to the endpoint without its bod
     assert.equal(t.server.app.inbox.watchers, 0, "a closed stream stops watching");
     const missing = await admin.get("/api/admin/endpoints/nobody/inbox");
     assert.equal(missing.code, "not_found");
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("the live inbox ends when its session ends, before showing another frame", async () => {
+  const { t, admin } = await adminSession();
+  try {
+    await t.createEndpoint("sender", PW);
+    await t.createEndpoint("device", PW);
+    const { client: device } = await online(t.wsUrl, "device", PW);
+    const { client: sender } = await online(t.wsUrl, "sender", PW);
+    const inbox = await openInbox(t, admin.cookie!, "device");
+    try {
+      await inbox.wait((e) => e.event === "hello", "hello");
+      assert.equal((await admin.post("/api/admin/logout")).status, 200);
+      const sent = await sender.request({
+        type: "send",
+        id: "after-logout",
+        to: { kind: "endpoint", id: "device" },
+        body: { enc: "utf8", data: "x" },
+      });
+      assert.equal(sent.ok, true, JSON.stringify(sent));
+      await device.waitFrame((f) => f.type === "msg" && f.id === "after-logout", "msg");
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        inbox.ended,
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error("the stream outlived its session")), 8000);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      assert.ok(!inbox.events.some((e) => e.event === "frame"), "no frame after the logout");
+    } finally {
+      await inbox.close();
+      await device.close();
+      await sender.close();
+    }
   } finally {
     await t.close();
   }

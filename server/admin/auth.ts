@@ -8,7 +8,12 @@ import type { App } from "../app/app_context.ts";
 import type { HttpContext } from "../http/types.ts";
 import type { Attempt, IpLockouts } from "../auth/lockout.ts";
 import { sha256Hex } from "../auth/tokens.ts";
-import { adminSessionExpiry, apiTokenByHash, type TokenRow } from "../store/queries/admin.ts";
+import {
+  adminSessionExpiry,
+  apiTokenByHash,
+  apiTokenById,
+  type TokenRow,
+} from "../store/queries/admin.ts";
 import { readCookie, SESSION_COOKIE } from "./cookies.ts";
 import { httpFail } from "./request.ts";
 
@@ -69,6 +74,18 @@ export class AdminAuth {
       }
     }
     throw httpFail("unauthorized", "需要登录或 API 令牌");
+  }
+
+  /**
+   * Whether `actor` may still act: its session has not ended or expired, its token is still
+   * enabled. Counts nothing against the lockouts; for long requests (the live inbox).
+   */
+  stillValid(actor: Actor): boolean {
+    if (actor.kind === "session") {
+      const expiresAt = adminSessionExpiry(this.#app.reader, actor.sessionHash);
+      return expiresAt !== null && expiresAt > this.#app.clock();
+    }
+    return apiTokenById(this.#app.reader, actor.id)?.enabled === 1;
   }
 
   /** When the token was last used, merging the stored value with uses not yet written. */

@@ -59,7 +59,15 @@ export function inboxHandlers(d: AdminDeps) {
 
     let n = 0;
     let lost = 0;
+    // The stream outlives its request: it ends once the session ends or the token is disabled
+    // or deleted (spec 8 "停用或删除后立即失效"), checked before each event and each heartbeat.
+    const allowed = () => {
+      if (req.actor !== null && d.auth.stillValid(req.actor)) return true;
+      res.end();
+      return false;
+    };
     const onEvent = (e: TappedEvent) => {
+      if (!allowed()) return;
       n++;
       if (res.writableLength > MAX_BUFFERED) {
         lost++;
@@ -92,7 +100,9 @@ export function inboxHandlers(d: AdminDeps) {
       });
     };
     const unwatch = app.inbox.watch(id, onEvent);
-    const heartbeat = setInterval(() => res.write(": ping\n\n"), HEARTBEAT_MS);
+    const heartbeat = setInterval(() => {
+      if (allowed()) res.write(": ping\n\n");
+    }, HEARTBEAT_MS);
     return new Promise<void>((resolve) => {
       res.once("close", () => {
         clearInterval(heartbeat);
