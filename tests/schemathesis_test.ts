@@ -68,6 +68,8 @@ Deno.test({
             "/api/admin/endpoints/{id}/inbox",
           ],
           env: { NO_COLOR: "1" },
+          // Its example database and caches go to the scratch directory, not the checkout.
+          cwd: home.dir,
           stdout: "piped",
           stderr: "piped",
         }).output();
