@@ -8,6 +8,7 @@ import { WriteFault } from "./helpers/db_fault.ts";
 import { dbPath } from "../server/app/paths.ts";
 import { openDb } from "../server/store/db.ts";
 import { openReader } from "../server/store/reader.ts";
+import type { SqliteStore } from "../server/store/sqlite_store.ts";
 
 function assertBusy(r: Reply, what: string): void {
   assert.equal(r.status, 503, `${what}: ${r.status} ${r.text}`);
@@ -91,7 +92,7 @@ Deno.test("while writes fail, admin writes and login answer 503 busy and log one
 
 Deno.test("with the database unreadable, admin reads and login answer 503 busy, not 500", async () => {
   const { t, admin } = await adminSession();
-  const app = t.server.app as { reader: DatabaseSync };
+  const app = t.server.store as SqliteStore;
   const healthy = app.reader;
   try {
     await t.createEndpoint("dev1", "device-password-1");

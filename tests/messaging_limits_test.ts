@@ -85,7 +85,7 @@ Deno.test("a receiver with max_pending_per_receiver queued deliveries gets the n
 
 /** Which of `b`'s pending deliveries carry a push mark, by message id (spec 7.5 step 3). */
 function pushedIds(t: TestServer, endpointId: string): string[] {
-  const rows = t.server.app.reader.prepare(
+  const rows = t.reader.prepare(
     `SELECT m.id FROM deliveries d JOIN messages m ON m.seq = d.seq
      WHERE d.endpoint_id = ? AND d.state = 'pending' AND d.pushed_conn IS NOT NULL ORDER BY m.id`,
   ).all(endpointId) as { id: string }[];
@@ -142,7 +142,7 @@ Deno.test("acks that claim into the slot they free keep the window, the push ord
         await senders[i % 2].request(sendNowFrame(id, "b", id, KEEP));
       }
       let mostMarked = 0;
-      const off = h.t.server.writer.onCommit(() => {
+      const off = h.t.server.store.onCommit(() => {
         mostMarked = Math.max(mostMarked, pushedIds(h.t, "b").length);
       });
       const b = await h.online("b");

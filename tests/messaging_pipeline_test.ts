@@ -38,11 +38,11 @@ async function flood(c: TestClient, frames: Data[]): Promise<Frame[]> {
 
 /** Records the size and outcome of every writer batch while `fn` runs. */
 async function batches<T>(
-  h: { t: { server: { writer: { onCommit(fn: (i: CommitInfo) => void): () => void } } } },
+  h: { t: { server: { store: { onCommit(fn: (i: CommitInfo) => void): () => void } } } },
   fn: () => Promise<T>,
 ): Promise<{ result: T; seen: CommitInfo[] }> {
   const seen: CommitInfo[] = [];
-  const off = h.t.server.writer.onCommit((i) => seen.push(i));
+  const off = h.t.server.store.onCommit((i) => seen.push(i));
   try {
     return { result: await fn(), seen };
   } finally {
@@ -160,7 +160,7 @@ Deno.test("a flood of 600 requests back-pressures the reader and every one is an
       sample();
       return p;
     };
-    const off = h.t.server.writer.onCommit(sample);
+    const off = h.t.server.store.onCommit(sample);
     const n = 600;
     const ids = Array.from({ length: n }, (_, i) => `p${i}`);
     // Mixed request types, so the serial ones (status) interleave with pipelined sends.

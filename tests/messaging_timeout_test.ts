@@ -15,7 +15,7 @@ import {
 
 /** Bounded poll until the server has committed `id`'s disconnect (spec 7.5: offline_since). */
 async function offlineCommitted(t: TestServer, id: string): Promise<void> {
-  const q = t.server.app.reader.prepare("SELECT offline_since AS at FROM endpoints WHERE id = ?");
+  const q = t.reader.prepare("SELECT offline_since AS at FROM endpoints WHERE id = ?");
   for (const end = Date.now() + 5000; Date.now() < end;) {
     if ((q.get(id) as { at: number | null }).at !== null) return;
     await new Promise((r) => setTimeout(r, 10));

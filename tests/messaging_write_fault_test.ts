@@ -9,7 +9,7 @@ import { KEEP, msgs, sendNowFrame, waitMsg, waitReceipt, withServer } from "./he
 /** Counts failed write batches from now on. */
 function failedBatches(t: TestServer): { count: () => number; stop: () => void } {
   let failed = 0;
-  const stop = t.server.writer.onCommit((info) => {
+  const stop = t.server.store.onCommit((info) => {
     if (!info.ok) failed++;
   });
   return { count: () => failed, stop };

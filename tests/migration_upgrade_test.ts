@@ -81,7 +81,7 @@ Deno.test("a server upgrades a populated version-1 database, delivers what it he
       delay_ms: 0,
     });
     assert.equal(sent.ok, true);
-    const seq = t.server.app.reader.prepare("SELECT seq FROM messages WHERE id = 'm2'").get() as {
+    const seq = t.reader.prepare("SELECT seq FROM messages WHERE id = 'm2'").get() as {
       seq: number;
     };
     assert.ok(seq.seq > oldSeq, `seq ${seq.seq} > ${oldSeq}`);

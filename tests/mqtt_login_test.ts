@@ -79,7 +79,7 @@ Deno.test("a login password hashed with outdated argon2 parameters is re-hashed 
   const t = await startTestServer();
   try {
     const old = await new PasswordPool({ params: { memoryCost: 512, timeCost: 1 } }).hash(PW);
-    await t.server.writer.run("endpoint.create", {
+    await t.server.store.run("endpoint.create", {
       id: "legacy",
       name: "",
       remark: "",
@@ -89,7 +89,7 @@ Deno.test("a login password hashed with outdated argon2 parameters is re-hashed 
       defaultDelayMs: 0,
     });
     const { client } = await online(t.wsUrl, "legacy", PW);
-    const row = t.server.app.reader.prepare("SELECT login_hash FROM endpoints WHERE id = ?")
+    const row = t.reader.prepare("SELECT login_hash FROM endpoints WHERE id = ?")
       .get("legacy") as { login_hash: string };
     assert.notEqual(row.login_hash, old);
     assert.match(row.login_hash, /m=1024,t=1,p=1/);

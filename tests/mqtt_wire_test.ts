@@ -195,10 +195,10 @@ Deno.test("a password login whose connection closes before it is ready leaves no
   const t = await startTestServer();
   try {
     await t.createEndpoint("dev1", PW);
-    const reader = t.server.app.reader;
+    const reader = t.reader;
     let onIssued!: () => void;
     const issued = new Promise<void>((r) => (onIssued = r));
-    const off = t.server.writer.onCommit(() => {
+    const off = t.server.store.onCommit(() => {
       const row = reader.prepare("SELECT session_hash FROM endpoints WHERE id = 'dev1'").get();
       if (row?.session_hash) onIssued();
     });
@@ -213,7 +213,7 @@ Deno.test("a password login whose connection closes before it is ready leaves no
     off();
     // The login's last steps run in the same turn as the commit's answer; one more writer
     // round trip lets them finish.
-    await t.server.writer.run("settings.set", { key: "probe", value: "1" });
+    await t.server.store.run("settings.set", { key: "probe", value: "1" });
     assert.equal(t.server.mqtt.pendingLogins, 0);
     assert.equal(t.server.app.conns.size, 0, "no connection came online");
   } finally {

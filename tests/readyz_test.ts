@@ -29,7 +29,7 @@ Deno.test("/readyz answers 503 for as long as writes fail, though empty batches 
   let fault: WriteFault | null = null;
   try {
     assert.equal(await readyz(t), 200);
-    const commitsBefore = t.server.writer.commits;
+    const commitsBefore = t.server.store.commits;
     fault = WriteFault.on(t.dataDir);
     await waitReadyz(t, 503);
     // Keep asking across more than two cache periods: every answer is 503, while the idle
@@ -42,7 +42,7 @@ Deno.test("/readyz answers 503 for as long as writes fail, though empty batches 
       await new Promise((r) => setTimeout(r, 100));
     }
     assert.ok(asked >= 10);
-    assert.ok(t.server.writer.commits > commitsBefore, "empty batches committed meanwhile");
+    assert.ok(t.server.store.commits > commitsBefore, "empty batches committed meanwhile");
     fault.off();
     fault = null;
     await waitReadyz(t, 200);

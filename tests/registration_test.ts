@@ -161,7 +161,7 @@ Deno.test("an existing id answers 409 id_taken, bad fields 400 bad_request, and 
     const big = { registration_code: CODE, name: "n", pad: "x".repeat(4097) };
     assertFails(await register(t, big), 400, "bad_request", "body over 4 KiB");
     // Nothing above was created.
-    const n = t.server.app.reader.prepare("SELECT count(*) AS n FROM endpoints").get() as {
+    const n = t.reader.prepare("SELECT count(*) AS n FROM endpoints").get() as {
       n: number;
     };
     assert.equal(n.n, 1);

@@ -45,6 +45,24 @@ command -v nft >/dev/null 2>&1 || apt_install nftables
 # devices_doc test skips itself.
 apt_install mosquitto-clients || echo "== mosquitto-clients not installed: the docs' mosquitto_rr check fails"
 
+# The PROXY protocol tests put Debian's HAProxy in front of a server (tests/proxy_protocol_haproxy_test.ts).
+apt_install haproxy || echo "== haproxy not installed: the PROXY protocol tests are skipped"
+
+# --- test PostgreSQL (issue 29) -------------------------------------------------------------
+# A throwaway PostgreSQL for the PostgreSQL store tests: initdb as the `postgres` user in a temp
+# directory, on a free port (scripts/test_postgres.sh); stopped when this script exits. The
+# tests read NIXMSG_TEST_POSTGRES_URL and skip, saying so, only when it is unset.
+command -v runuser >/dev/null 2>&1 || apt_install util-linux
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || apt_install postgresql
+if pg_env="$(bash scripts/test_postgres.sh start)"; then
+  eval "$pg_env"
+  trap 'bash scripts/test_postgres.sh stop "$NIXMSG_TEST_POSTGRES_DIR"' EXIT
+else
+  echo "== the test PostgreSQL could not be started: the PostgreSQL store tests will fail"
+  export NIXMSG_TEST_POSTGRES_URL="postgres://unavailable@127.0.0.1:1/none"
+fi
+# --- end of test PostgreSQL -----------------------------------------------------------------
+
 passed=0
 failed=0
 

@@ -83,7 +83,7 @@ func checkBodySize(size, maxBodyBytes int) error {
 func encodeFrame(frame any, maxFrameBytes int) ([]byte, error) {
 	data, err := marshalJSON(frame)
 	if err != nil {
-		return nil, newError(CodeBadRequest, "Cannot encode the frame: "+err.Error())
+		return nil, &Error{Code: CodeBadRequest, Message: "Cannot encode the frame: " + err.Error(), Err: err}
 	}
 	if len(data) > maxFrameBytes {
 		return nil, newError(CodeFrameTooLarge,
@@ -96,7 +96,7 @@ func encodeFrame(frame any, maxFrameBytes int) ([]byte, error) {
 func checkMeta(meta map[string]any, maxMetaBytes int) error {
 	data, err := marshalJSON(meta)
 	if err != nil {
-		return newError(CodeBadRequest, "meta cannot be encoded as JSON: "+err.Error())
+		return &Error{Code: CodeBadRequest, Message: "meta cannot be encoded as JSON: " + err.Error(), Err: err}
 	}
 	if len(data) > maxMetaBytes {
 		return newError(CodeMetaTooLarge,

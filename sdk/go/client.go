@@ -32,17 +32,21 @@ func (c *Client) Unlock(ctx context.Context, endpointID, talkPassword string) er
 // Ack acks a message in manual mode (spec 6.3) and waits for the server's answer. When it
 // cannot be sent now, the message is acked when the server pushes it again after the reconnect.
 // An ack that finds the delivery already final is reported to OnRevoked.
+// After Close, or once the client stopped for good, it fails with that error ("closed", …).
 func (c *Client) Ack(ctx context.Context, m Message) error {
+	if err := c.stopError(); err != nil {
+		return err
+	}
 	done := make(chan struct{})
-	go func() {
+	c.spawn(func() {
 		c.recv.manualAck(m.From, m.ID)
 		close(done)
-	}()
+	})
 	select {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return ctxError(ctx, "Ack", nil)
 	}
 }
 
@@ -145,6 +149,9 @@ func (c *Client) ChangeLoginPassword(ctx context.Context, oldPassword, newPasswo
 // Logout invalidates the session token on the server and stops for good (spec 6.6); pending
 // sends fail with "closed" and the state becomes offline with reason "logout".
 func (c *Client) Logout(ctx context.Context) error {
+	if err := c.stopError(); err != nil {
+		return err
+	}
 	// The server closes the connection after its response: that close must not reconnect.
 	return c.stopWith(ctx, stopCause{state: StateOffline, reason: "logout"}, func() error {
 		_, err := c.request(ctx, "self.logout", map[string]any{})

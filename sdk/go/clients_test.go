@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"sync"
 	"testing"
 	"time"
 )
@@ -53,11 +52,6 @@ type tracked struct {
 	sessions *events[string]
 	errs     *events[error]
 }
-
-var (
-	openMu  sync.Mutex
-	openSet = map[*Client]bool{}
-)
 
 // track creates a client with every callback recorded; it does not connect. t.Cleanup closes it.
 func track(t *testing.T, url, id string, cred Credential, o Options) *tracked {

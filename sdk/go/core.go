@@ -15,6 +15,9 @@ import (
 // ClientName is the `client` name sent in `hello` (spec 6.1).
 const ClientName = "go-sdk/0.1.0"
 
+// DefaultCloseTimeout bounds Close when its context has no deadline.
+const DefaultCloseTimeout = 5 * time.Second
+
 // Options are the settings of New. The zero value means the defaults of spec 9.
 type Options struct {
 	// Transport is WebSocket (default) or TCP; raw TCP is used only when asked for (spec 9).
@@ -72,6 +75,11 @@ type Client struct {
 	readyCh     chan struct{} // closed when ready becomes true
 	stoppedCh   chan struct{} // closed when the client stops for good
 	watching    map[string]any
+	closingErr  *Error        // set when Close began: new calls fail with it
+	closeDone   chan struct{} // closed when the first Close returned
+	drainCh     chan struct{} // closed when nothing is in flight any more, while closing
+
+	workers sync.WaitGroup // goroutines the client started (ack waits, receipt acks, ...)
 }
 
 // New creates a client for endpointID at serverURL (ws, wss, http, https, mqtt or mqtts; the
@@ -113,7 +121,7 @@ func New(serverURL, endpointID string, credential Credential, o Options) (*Clien
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, err
+		return nil, &Error{Code: CodeBadRequest, Message: "Cannot parse server URL", Err: err}
 	}
 	c := &Client{
 		endpointID: endpointID, o: o, run: newSerial(), connState: StateConnecting,
@@ -181,15 +189,21 @@ func (c *Client) SessionToken() string { return c.link.sessionToken() }
 // (the error is then "kicked", "auth_failed" or "closed"), or ctx ends. When ctx ends first the
 // client keeps connecting in the background; call Ready to wait again.
 func (c *Client) Connect(ctx context.Context) error {
-	if err := c.link.start(); err != nil {
+	if err := c.stopError(); err != nil {
 		return err
+	}
+	if err := c.link.start(); err != nil {
+		return &Error{Code: CodeBadRequest, Message: "Cannot start the connection: " + err.Error(), Err: err}
 	}
 	_, err := c.Ready(ctx)
 	return err
 }
 
 // Ready waits until the client is online and returns the server limits; it fails when the
-// client stops for good first, or with ctx's error.
+// client stops for good first, or when ctx ends: then with "timeout" (a deadline) or "canceled",
+// whose Err is the last connection error ("network" or "tls", with the dial or TLS error
+// inside) when an attempt failed, else the context's error; errors.Is(err,
+// context.DeadlineExceeded) holds either way.
 func (c *Client) Ready(ctx context.Context) (ServerInfo, error) {
 	for {
 		c.mu.Lock()
@@ -203,22 +217,130 @@ func (c *Client) Ready(ctx context.Context) (ServerInfo, error) {
 			c.mu.Unlock()
 			return info, nil
 		}
+		if c.closingErr != nil {
+			err := c.closingErr
+			c.mu.Unlock()
+			return ServerInfo{}, err
+		}
 		readyCh, stoppedCh := c.readyCh, c.stoppedCh
 		c.mu.Unlock()
 		select {
 		case <-readyCh:
 		case <-stoppedCh:
 		case <-ctx.Done():
-			return ServerInfo{}, ctx.Err()
+			// Say why it is not online yet: the last connection error, if any.
+			return ServerInfo{}, ctxError(ctx, "Not online", c.link.lastError())
 		}
 	}
 }
 
-// Close disconnects and stops for good; pending sends fail with "closed". It waits (at most
-// 2 s, or until ctx ends) for the connection to close cleanly.
+// Close disconnects and stops for good (spec 9). New calls fail with "closed" at once, and so do
+// sends not yet published. Close waits for the message handler running now (unless it is
+// called from a handler) so that its automatic ack goes out, then until ctx ends (without a
+// deadline: DefaultCloseTimeout) for the acks, requests and sends in flight to be answered;
+// what is left then fails with "closed". It returns once the connection and the client's
+// goroutines have ended, at most 2 s after that. It can be called any number of times, concurrently, before
+// Connect, while reconnecting, from a handler, and after the client stopped; it returns nil.
 func (c *Client) Close(ctx context.Context) error {
-	c.link.stop(stopCause{state: StateOffline, reason: "closed"})
-	c.link.wait(ctx)
+	inHandler := c.run.current()
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultCloseTimeout)
+		defer cancel()
+	}
+	c.mu.Lock()
+	if c.closeDone != nil { // another Close is under way or done
+		done := c.closeDone
+		c.mu.Unlock()
+		if !inHandler {
+			select {
+			case <-done:
+			case <-ctx.Done():
+			}
+		}
+		return nil
+	}
+	c.closeDone = make(chan struct{})
+	defer close(c.closeDone)
+	drained := true
+	if c.stopErr == nil {
+		closed := &Error{Code: CodeClosed, Message: "Client closed", Reason: "closed"}
+		c.closingErr = closed
+		c.queue.closeUnsent(closed)
+		c.mu.Unlock()
+		c.recv.close() // first, so that no handler starts after settled() looked
+		if !inHandler {
+			select {
+			case <-c.recv.settled():
+			case <-ctx.Done():
+			}
+		}
+		c.mu.Lock()
+		c.drainCh = make(chan struct{})
+		drainCh := c.drainCh
+		c.checkDrainedLocked()
+		c.mu.Unlock()
+		select {
+		case <-drainCh:
+		case <-ctx.Done():
+			drained = false
+		}
+	} else {
+		c.mu.Unlock()
+	}
+	// Past the bound, what is left is given up at once: no polite DISCONNECT. Ending the
+	// connection and the goroutines gets closeWait more, whether ctx has ended or not.
+	c.link.stopWith(stopCause{state: StateOffline, reason: "closed"}, !drained)
+	end, cancel := context.WithTimeout(context.Background(), closeWait)
+	defer cancel()
+	c.link.wait(end)
+	if !inHandler {
+		c.waitWorkers(end)
+	}
+	return nil
+}
+
+// checkDrainedLocked ends Close's drain once nothing is in flight; c.mu is held.
+func (c *Client) checkDrainedLocked() {
+	if c.drainCh != nil && c.pending.size() == 0 && c.queue.inFlight() == 0 {
+		close(c.drainCh)
+		c.drainCh = nil
+	}
+}
+
+// waitWorkers waits (until ctx ends) for the handler goroutine and the client's own goroutines.
+func (c *Client) waitWorkers(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		c.workers.Wait()
+		<-c.run.done()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+// spawn runs fn on a goroutine that Close waits for.
+func (c *Client) spawn(fn func()) {
+	c.workers.Add(1)
+	go func() {
+		defer c.workers.Done()
+		fn()
+	}()
+}
+
+// stopError is the error every call fails with once the client stopped or began closing.
+func (c *Client) stopError() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopErr != nil {
+		return c.stopErr
+	}
+	if c.closingErr != nil {
+		return c.closingErr
+	}
 	return nil
 }
 
@@ -226,6 +348,7 @@ func (c *Client) Close(ctx context.Context) error {
 // after ChangeLoginPassword. Save it and connect with SessionToken next time. A token issued
 // before the handler was added is passed to it at once. The returned func removes the handler.
 func (c *Client) OnSession(fn func(token string)) func() {
+	mustHandler(fn == nil)
 	remove := c.sessions.add(func(t string) error { fn(t); return nil })
 	c.mu.Lock()
 	token := c.issuedToken
@@ -238,13 +361,23 @@ func (c *Client) OnSession(fn func(token string)) func() {
 
 // OnConnection adds a handler for every connection state change.
 func (c *Client) OnConnection(fn func(ConnectionEvent)) func() {
+	mustHandler(fn == nil)
 	return c.connections.add(func(e ConnectionEvent) error { fn(e); return nil })
+}
+
+// mustHandler panics with a bad_request *Error when a handler is nil: a programming error,
+// reported where it is made (like http.Handle with a nil handler) rather than at the first event.
+func mustHandler(isNil bool) {
+	if isNil {
+		panic(newError(CodeBadRequest, "The handler is nil"))
+	}
 }
 
 // OnMessage adds a handler called once per received message, serially with every other
 // handler. In auto mode the message is acked when the handler returns nil; an error or a panic
 // leaves it unacked, so the server pushes it again. Messages that arrive before any OnMessage
-// handler exists wait, unacked.
+// handler exists wait, unacked. A nil fn panics with a bad_request *Error (as do the other On…
+// methods).
 func (c *Client) OnMessage(fn func(Message) error) func() { return c.recv.messages.add(fn) }
 
 // OnReceipt adds a handler called once per receipt (spec 6.4); the receipt is acked after the
@@ -254,16 +387,19 @@ func (c *Client) OnReceipt(fn func(Receipt) error) func() { return c.recv.receip
 // OnRevoked adds a handler called when a message handed to the application was withdrawn
 // before its ack (spec 6.4, 9).
 func (c *Client) OnRevoked(fn func(Revoked)) func() {
+	mustHandler(fn == nil)
 	return c.recv.revoked.add(func(r Revoked) error { fn(r); return nil })
 }
 
 // OnPresence adds a handler for online/offline notices of watched endpoints (spec 6.5).
 func (c *Client) OnPresence(fn func(PresenceEvent)) func() {
+	mustHandler(fn == nil)
 	return c.recv.presence.add(func(e PresenceEvent) error { fn(e); return nil })
 }
 
 // OnGroupEvent adds a handler for changes of groups this endpoint is in (spec 6.7).
 func (c *Client) OnGroupEvent(fn func(GroupEvent)) func() {
+	mustHandler(fn == nil)
 	return c.recv.groupEvents.add(func(e GroupEvent) error { fn(e); return nil })
 }
 
@@ -297,8 +433,11 @@ func applySendOptions(opts []SendOption) SendOptions {
 
 func (c *Client) send(ctx context.Context, to Target, body func(sendLimits) (wireBody, error), o SendOptions) (SendResult, error) {
 	c.mu.Lock()
-	if c.stopErr != nil {
+	if c.stopErr != nil || c.closingErr != nil {
 		err := c.stopErr
+		if err == nil {
+			err = c.closingErr
+		}
 		c.mu.Unlock()
 		return SendResult{}, err
 	}
@@ -326,8 +465,9 @@ func (c *Client) send(ctx context.Context, to Target, body func(sendLimits) (wir
 	case <-ctx.Done():
 		c.mu.Lock()
 		c.queue.forget(e)
+		c.checkDrainedLocked()
 		c.mu.Unlock()
-		return SendResult{}, ctx.Err()
+		return SendResult{}, ctxError(ctx, "Send", nil)
 	}
 }
 
@@ -353,6 +493,11 @@ func (c *Client) nextRidLocked() string {
 // request sends a request frame and returns its `resp.data` (spec 6).
 func (c *Client) request(ctx context.Context, typ string, fields map[string]any) (json.RawMessage, error) {
 	c.mu.Lock()
+	if c.closingErr != nil && c.stopErr == nil {
+		err := c.closingErr
+		c.mu.Unlock()
+		return nil, err
+	}
 	rid, ch, err := c.beginRequest(typ, fields)
 	c.mu.Unlock()
 	if err != nil {
@@ -361,7 +506,8 @@ func (c *Client) request(ctx context.Context, typ string, fields map[string]any)
 	return c.awaitResponse(ctx, typ, rid, ch)
 }
 
-// beginRequest publishes a request frame; c.mu is held.
+// beginRequest publishes a request frame; c.mu is held. It also works while closing (for the
+// acks Close drains); request refuses new application calls then.
 func (c *Client) beginRequest(typ string, fields map[string]any) (string, chan respOutcome, error) {
 	if c.stopErr != nil {
 		return "", nil, c.stopErr
@@ -395,13 +541,14 @@ func (c *Client) awaitResponse(ctx context.Context, typ, rid string, ch chan res
 		return nil, newError(CodeTimeout, "No response to "+typ+" within "+c.o.RequestTimeout.String())
 	case <-ctx.Done():
 		c.forget(rid)
-		return nil, ctx.Err()
+		return nil, ctxError(ctx, typ, nil)
 	}
 }
 
 func (c *Client) forget(rid string) {
 	c.mu.Lock()
 	c.pending.forget(rid)
+	c.checkDrainedLocked()
 	c.mu.Unlock()
 }
 
@@ -411,7 +558,7 @@ func (c *Client) pump() {
 		c.pumpTimer.Stop()
 		c.pumpTimer = nil
 	}
-	if !c.link.online() {
+	if !c.link.online() || c.closingErr != nil || c.stopErr != nil {
 		return
 	}
 	now := time.Now()
@@ -484,20 +631,37 @@ func (c *Client) callbackError(err error) { c.onCallbackError(err) }
 
 // sendAck implements receiverHost.
 func (c *Client) sendAck(from, id string) (string, bool) {
+	wait := c.beginAck(from, id)
+	if wait == nil {
+		return "", false
+	}
+	return wait()
+}
+
+// beginAck implements receiverHost.
+func (c *Client) beginAck(from, id string) func() (string, bool) {
 	if !c.link.online() {
-		return "", false
+		return nil
 	}
-	data, err := c.request(context.Background(), "ack", map[string]any{"from": from, "id": id})
+	c.mu.Lock()
+	rid, ch, err := c.beginRequest("ack", map[string]any{"from": from, "id": id})
+	c.mu.Unlock()
 	if err != nil {
-		return "", false
+		return nil
 	}
-	var d struct {
-		Result string `json:"result"`
+	return func() (string, bool) {
+		data, err := c.awaitResponse(context.Background(), "ack", rid, ch)
+		if err != nil {
+			return "", false
+		}
+		var d struct {
+			Result string `json:"result"`
+		}
+		if json.Unmarshal(data, &d) != nil || d.Result == "" {
+			return "", false
+		}
+		return d.Result, true
 	}
-	if json.Unmarshal(data, &d) != nil || d.Result == "" {
-		return "", false
-	}
-	return d.Result, true
 }
 
 // sendReceiptAck implements receiverHost.
@@ -505,20 +669,24 @@ func (c *Client) sendReceiptAck(receiptID string) {
 	if !c.link.online() {
 		return
 	}
-	go func() {
-		_, _ = c.request(context.Background(), "receipt_ack", map[string]any{"receipt_id": receiptID})
-	}()
+	c.mu.Lock()
+	rid, ch, err := c.beginRequest("receipt_ack", map[string]any{"receipt_id": receiptID})
+	c.mu.Unlock()
+	if err != nil {
+		return
+	}
+	c.spawn(func() { _, _ = c.awaitResponse(context.Background(), "receipt_ack", rid, ch) })
 }
 
 // linkHost is the Client seen by its link.
 type linkHost Client
 
-func (h *linkHost) state(s ConnectionState, reason string, retryIn time.Duration) {
+func (h *linkHost) state(s ConnectionState, reason string, retryIn time.Duration, err *Error) {
 	c := (*Client)(h)
 	c.mu.Lock()
 	c.connState = s
 	c.mu.Unlock()
-	ev := ConnectionEvent{State: s, Reason: reason, RetryIn: retryIn}
+	ev := ConnectionEvent{State: s, Reason: reason, RetryIn: retryIn, Err: err}
 	c.run.push(func() { c.report(c.connections.run(ev)) })
 	if s == StateOnline {
 		c.run.push(func() {
@@ -547,7 +715,7 @@ func (h *linkHost) online(hello helloData, offset time.Duration, token string) {
 		// The server forgot the watch with the last connection (spec 6.5): send it again now,
 		// before any request the application makes on this connection.
 		if rid, ch, err := c.beginRequest("presence.watch", c.watching); err == nil {
-			go func() { _, _ = c.awaitResponse(context.Background(), "presence.watch", rid, ch) }()
+			c.spawn(func() { _, _ = c.awaitResponse(context.Background(), "presence.watch", rid, ch) })
 		}
 	}
 	c.mu.Unlock()
@@ -569,6 +737,7 @@ func (h *linkHost) frame(f *inboundFrame) {
 		} else {
 			c.pending.settle(rid, f.Ok, f.Data, rerr)
 		}
+		c.checkDrainedLocked()
 		c.mu.Unlock()
 	case "msg":
 		if m, ok := f.toMessage(); ok {
@@ -594,8 +763,12 @@ func (h *linkHost) down() {
 
 // lostLocked: the connection is gone; c.mu is held.
 func (c *Client) lostLocked(err error) {
+	if c.closingErr != nil {
+		err = c.closingErr
+	}
 	c.queue.requeueInFlight()
 	c.pending.failAll(err)
+	c.checkDrainedLocked()
 	if c.ready {
 		c.ready = false
 		c.readyCh = make(chan struct{})
@@ -623,6 +796,7 @@ func (h *linkHost) stopped(cause stopCause) {
 	c.connState = cause.state
 	close(c.stoppedCh)
 	c.mu.Unlock()
+	c.recv.close()
 	ev := ConnectionEvent{State: cause.state, Reason: cause.reason}
 	if cause.state != StateOffline {
 		ev.Err = err

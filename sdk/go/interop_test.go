@@ -138,11 +138,11 @@ func TestReadmeExampleTalksToTypeScriptSDK(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the example failed: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "reply from "+ep.ID+": echo: hello from Go <b>&") {
+	if !strings.Contains(string(out), "answer from "+ep.ID+": echo: what time is it? <b>&") {
 		t.Fatalf("the example printed:\n%s", out)
 	}
 	if _, err := peer.received.waitFor(func(m map[string]any) bool {
-		return m["from"] == eg.ID && m["text"] == "hello from Go <b>&"
+		return m["from"] == eg.ID && m["text"] == "what time is it? <b>&"
 	}, "the example's message", waitTimeout); err != nil {
 		t.Fatal(err)
 	}

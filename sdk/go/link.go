@@ -54,8 +54,9 @@ type stopCause struct {
 
 // linkEvents is what a link reports to its owner. They are called without the link's lock held.
 type linkEvents interface {
-	// state reports connecting, online or reconnecting; stops are reported by stopped only.
-	state(s ConnectionState, reason string, retryIn time.Duration)
+	// state reports connecting, online or reconnecting; stops are reported by stopped only. err
+	// is why the last attempt failed, for reconnecting (nil when unknown).
+	state(s ConnectionState, reason string, retryIn time.Duration, err *Error)
 	// online: the handshake succeeded; token is the new session token of a password login.
 	online(h helloData, offset time.Duration, token string)
 	// frame is a downlink frame other than the hello response and `fatal`, while online.
@@ -99,6 +100,8 @@ type link struct {
 	isOnline     bool
 	onlineSince  time.Time
 	out          *outbox
+	attemptErr   *Error // why the current attempt failed, reported with its reconnecting
+	lastErr      *Error // why the last attempt failed, until a handshake succeeds
 }
 
 func newLink(o linkOptions, ev linkEvents) *link {
@@ -117,6 +120,16 @@ func (l *link) online() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.isOnline
+}
+
+// lastError is why the last connection attempt failed ("network", "tls"); nil once online.
+func (l *link) lastError() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lastErr == nil {
+		return nil
+	}
+	return l.lastErr
 }
 
 // sessionToken is the token reconnects use, "" before a password login completes.
@@ -172,7 +185,7 @@ func (l *link) start() error {
 	}
 	l.cm = cm
 	l.mu.Unlock()
-	l.ev.state(StateConnecting, "", 0)
+	l.ev.state(StateConnecting, "", 0, nil)
 	return nil
 }
 
@@ -230,8 +243,10 @@ func (l *link) nextDelay(int) time.Duration {
 		reason = "connection_closed"
 	}
 	l.dropReason = ""
+	err := l.attemptErr
+	l.attemptErr = nil
 	l.mu.Unlock()
-	l.ev.state(StateReconnecting, reason, delay)
+	l.ev.state(StateReconnecting, reason, delay, err)
 	return delay
 }
 
@@ -310,6 +325,10 @@ func (l *link) connectError(err error) {
 	l.mu.Lock()
 	if l.dropReason == "" {
 		l.dropReason = "network_error"
+	}
+	if !l.stopped {
+		l.attemptErr = transportError(err)
+		l.lastErr = l.attemptErr
 	}
 	l.mu.Unlock()
 }
@@ -420,6 +439,7 @@ func (l *link) handshaken(f *inboundFrame, cli *paho.Client) {
 	}
 	l.isOnline = true
 	l.onlineSince = now
+	l.lastErr = nil
 	if l.out != nil {
 		l.out.useClient(cli)
 	}
@@ -427,7 +447,7 @@ func (l *link) handshaken(f *inboundFrame, cli *paho.Client) {
 	l.mu.Unlock()
 	l.ev.online(h, offset, h.SessionToken)
 	if !stopped {
-		l.ev.state(StateOnline, "", 0)
+		l.ev.state(StateOnline, "", 0, nil)
 	}
 }
 
@@ -484,14 +504,18 @@ func (l *link) stopOnClose(cause stopCause) {
 }
 
 // stop ends the link for good without waiting; wait blocks until autopaho has finished.
-func (l *link) stop(cause stopCause) {
+func (l *link) stop(cause stopCause) { l.stopWith(cause, false) }
+
+// stopWith is stop; force closes the socket without a DISCONNECT (what is in flight is given
+// up), as every stop other than a close does.
+func (l *link) stopWith(cause stopCause, force bool) {
 	l.mu.Lock()
 	if l.stopped {
 		l.mu.Unlock()
 		return
 	}
 	l.stopped = true
-	l.force = cause.state != StateOffline
+	l.force = force || cause.state != StateOffline
 	l.isOnline = false
 	if l.timer != nil {
 		l.timer.Stop()

@@ -1,7 +1,10 @@
 package nixmsg
 
 import (
+	"bytes"
 	"fmt"
+	"runtime"
+	"strconv"
 	"sync"
 )
 
@@ -14,7 +17,12 @@ type listeners[A any] struct {
 	onAdd func() // called after every add, outside the lock
 }
 
+// add registers fn; a nil fn panics with a bad_request *Error (a programming error, like a nil
+// http.Handler).
 func (l *listeners[A]) add(fn func(A) error) func() {
+	if fn == nil {
+		panic(newError(CodeBadRequest, "The handler is nil"))
+	}
 	l.mu.Lock()
 	if l.fns == nil {
 		l.fns = map[int]func(A) error{}
@@ -79,64 +87,91 @@ func (l *listeners[A]) runOne(fn func(A), arg A) (err error) {
 	return nil
 }
 
-// serial runs tasks one at a time, in the order they were queued, on its own goroutine: the
-// application's handlers never run concurrently with each other (spec 9).
+// serial runs tasks one at a time, in the order they were queued, on a goroutine of its own
+// that exists only while there are tasks: the application's handlers never run concurrently
+// with each other (spec 9), and an idle or stopped client holds no goroutine.
 type serial struct {
 	mu      sync.Mutex
 	tasks   []func()
-	wake    chan struct{}
+	running bool
+	gid     uint64        // the goroutine running tasks now, 0 when idle
+	idle    chan struct{} // closed when the running goroutine ends; nil when none runs
 	stopped bool
-	done    chan struct{}
 }
 
-func newSerial() *serial {
-	s := &serial{wake: make(chan struct{}, 1), done: make(chan struct{})}
-	go s.loop()
-	return s
-}
+func newSerial() *serial { return &serial{} }
 
-// push queues a task; after stop it is dropped.
+// push queues a task, starting the goroutine if none runs; after stop it is dropped.
 func (s *serial) push(task func()) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.stopped {
-		s.mu.Unlock()
 		return
 	}
 	s.tasks = append(s.tasks, task)
-	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
+	if !s.running {
+		s.running = true
+		s.idle = make(chan struct{})
+		go s.loop(s.idle)
 	}
 }
 
-// stop lets the queued tasks run, then ends the goroutine.
+// stop lets the queued tasks run, then drops new ones.
 func (s *serial) stop() {
 	s.mu.Lock()
 	s.stopped = true
 	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
 }
 
-func (s *serial) loop() {
-	defer close(s.done)
+// current reports whether the caller runs on the serial goroutine (inside a handler).
+func (s *serial) current() bool {
+	id := goroutineID()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running && s.gid == id
+}
+
+// done returns a channel closed once no goroutine runs tasks (at once when idle).
+func (s *serial) done() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.running {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	return s.idle
+}
+
+func (s *serial) loop(idle chan struct{}) {
+	id := goroutineID()
 	for {
 		s.mu.Lock()
 		if len(s.tasks) == 0 {
-			stopped := s.stopped
+			s.running = false
+			s.gid = 0
 			s.mu.Unlock()
-			if stopped {
-				return
-			}
-			<-s.wake
-			continue
+			close(idle)
+			return
 		}
 		task := s.tasks[0]
 		s.tasks = s.tasks[1:]
+		s.gid = id
 		s.mu.Unlock()
 		task()
 	}
+}
+
+// goroutineID is the id of the calling goroutine, parsed from the first line of its stack
+// ("goroutine 18 [running]:"). Only Close uses it, to know whether it was called from a
+// handler, where waiting for that handler to return would never end.
+func goroutineID() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	if i := bytes.IndexByte(b, ' '); i > 0 {
+		b = b[:i]
+	}
+	id, _ := strconv.ParseUint(string(b), 10, 64)
+	return id
 }

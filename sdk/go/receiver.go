@@ -24,6 +24,11 @@ type receiverHost interface {
 	// sendAck sends `ack` and returns data.result; false when it could not be sent or answered
 	// (the server pushes the message again, and it is acked again then). It blocks.
 	sendAck(from, id string) (string, bool)
+	// beginAck publishes `ack` now, without blocking, and returns the wait for its data.result
+	// (nil when it could not be published). The wait ends at the latest when the client stops.
+	beginAck(from, id string) func() (string, bool)
+	// spawn runs fn on a goroutine the client counts (Close waits for it).
+	spawn(fn func())
 	// sendReceiptAck sends `receipt_ack`, best effort, without blocking.
 	sendReceiptAck(receiptID string)
 	// callbackError reports a failed handler.
@@ -47,6 +52,8 @@ type receiver struct {
 	seen         *dedupCache[msgState]
 	receiptsSeen *dedupCache[receiptState]
 	held         []Message
+	closed       bool          // nothing more reaches the application
+	delivering   chan struct{} // closed when the running message handler's ack went out
 }
 
 func newReceiver(host receiverHost, manual bool, dedupCapacity int, run *serial) *receiver {
@@ -66,7 +73,7 @@ func (r *receiver) message(m Message) {
 	if known && state == msgAcked {
 		r.mu.Unlock()
 		// The earlier ack may have been lost; without a new one the server pushes forever.
-		go r.ack(m.From, m.ID)
+		r.autoAck(m.From, m.ID)
 		return
 	}
 	if known { // queued, delivered but not acked, or revoked
@@ -81,6 +88,10 @@ func (r *receiver) message(m Message) {
 func (r *receiver) enqueue(m Message, key string) {
 	r.run.push(func() {
 		r.mu.Lock()
+		if r.closed {
+			r.mu.Unlock()
+			return // closing: it stays unacked and comes again at the next login
+		}
 		if state, _ := r.seen.get(key); state == msgRevoked {
 			r.mu.Unlock()
 			return // withdrawn before the application saw it
@@ -92,7 +103,15 @@ func (r *receiver) enqueue(m Message, key string) {
 			return
 		}
 		r.seen.set(key, msgDelivered)
+		delivering := make(chan struct{})
+		r.delivering = delivering
 		r.mu.Unlock()
+		defer func() {
+			r.mu.Lock()
+			r.delivering = nil
+			r.mu.Unlock()
+			close(delivering)
+		}()
 		if err := r.messages.run(m); err != nil {
 			r.host.callbackError(err)
 			// No ack: forget it, so that the server's next push is processed again.
@@ -111,8 +130,43 @@ func (r *receiver) enqueue(m Message, key string) {
 		}
 		r.mu.Unlock()
 		if auto {
-			go r.ack(m.From, m.ID)
+			// Published before the task ends, so that a Close waiting for it drains this ack.
+			r.autoAck(m.From, m.ID)
 		}
+	})
+}
+
+// close stops handing anything to the application: messages and receipts still waiting for
+// their turn are dropped (unacked, so the server pushes them again at the next login).
+func (r *receiver) close() {
+	r.mu.Lock()
+	r.closed = true
+	r.held = nil
+	r.mu.Unlock()
+}
+
+// settled returns a channel closed once the message handler running now has returned and its
+// automatic ack was published (closed at once when none runs).
+func (r *receiver) settled() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.delivering == nil {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	return r.delivering
+}
+
+// autoAck publishes the ack now and waits for its result on a counted goroutine.
+func (r *receiver) autoAck(from, id string) {
+	wait := r.host.beginAck(from, id)
+	if wait == nil {
+		return
+	}
+	r.host.spawn(func() {
+		result, ok := wait()
+		r.acked(from, id, result, ok)
 	})
 }
 
@@ -143,6 +197,10 @@ func (r *receiver) manualAck(from, id string) {
 
 func (r *receiver) ack(from, id string) {
 	result, ok := r.host.sendAck(from, id)
+	r.acked(from, id, result, ok)
+}
+
+func (r *receiver) acked(from, id, result string, ok bool) {
 	// spec 9: an ack whose result is not `accepted` counts as `revoked`.
 	if ok && result != "accepted" {
 		ev := Revoked{ID: id, From: from, Reason: result}
@@ -187,6 +245,9 @@ func (r *receiver) receipt(rc Receipt) {
 	r.receiptsSeen.set(rc.ReceiptID, receiptHandling)
 	r.mu.Unlock()
 	r.run.push(func() {
+		if !r.open() {
+			return
+		}
 		if err := r.receipts.run(rc); err != nil {
 			r.host.callbackError(err)
 			r.mu.Lock()
@@ -203,10 +264,25 @@ func (r *receiver) receipt(rc Receipt) {
 
 // presenceEvent handles a `presence` notice (spec 6.5): best effort, no ack.
 func (r *receiver) presenceEvent(ev PresenceEvent) {
-	r.run.push(func() { r.report(r.presence.run(ev)) })
+	r.run.push(func() {
+		if r.open() {
+			r.report(r.presence.run(ev))
+		}
+	})
+}
+
+// open reports whether handlers may still be called (not closing).
+func (r *receiver) open() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.closed
 }
 
 // groupEvent handles a `group_event` (spec 6.7): best effort, no ack.
 func (r *receiver) groupEvent(ev GroupEvent) {
-	r.run.push(func() { r.report(r.groupEvents.run(ev)) })
+	r.run.push(func() {
+		if r.open() {
+			r.report(r.groupEvents.run(ev))
+		}
+	})
 }

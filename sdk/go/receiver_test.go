@@ -29,6 +29,10 @@ func (h *fakeHost) sendAck(from, id string) (string, bool) {
 	defer h.mu.Unlock()
 	return h.ackResult, true
 }
+func (h *fakeHost) beginAck(from, id string) func() (string, bool) {
+	return func() (string, bool) { return h.sendAck(from, id) }
+}
+func (h *fakeHost) spawn(fn func())          { go fn() }
 func (h *fakeHost) sendReceiptAck(id string) { h.receipts.push(id) }
 func (h *fakeHost) callbackError(err error)  { h.errs.push(err) }
 func msg(id string) Message                  { return Message{ID: id, From: "a", To: Endpoint("b")} }

@@ -25,6 +25,9 @@ func (p *pendingRequests) wait(rid string) chan respOutcome {
 	return ch
 }
 
+// size is the number of requests waiting for their `resp`.
+func (p *pendingRequests) size() int { return len(p.m) }
+
 // forget drops rid (its caller gave up).
 func (p *pendingRequests) forget(rid string) { delete(p.m, rid) }
 

@@ -9,7 +9,7 @@ func decodeData(data json.RawMessage, v any) error {
 		return nil
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return newError(CodeBadResponse, "Cannot decode the response: "+err.Error())
+		return &Error{Code: CodeBadResponse, Message: "Cannot decode the response: " + err.Error(), Err: err}
 	}
 	return nil
 }

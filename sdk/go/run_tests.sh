@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Vets the Go SDK and runs its unit and integration tests under the race detector; the
+# Vets the Go SDK (go vet, then staticcheck, pinned below and installed into GOBIN on first use)
+# and runs its unit and integration tests under the race detector; the
 # integration tests start a real server through sdk/conformance/harness.ts. Ends with two lines,
 # "# pass N" and "# fail N" (test cases; skips are not failures), and exits non-zero on any
 # failure.
@@ -30,6 +31,25 @@ export GOFLAGS="-mod=readonly"
 
 echo "== go vet"
 if ! go vet ./...; then
+  echo "# pass 0"
+  echo "# fail 1"
+  exit 1
+fi
+
+# staticcheck, pinned; installed from the Go proxy into GOBIN (or GOPATH/bin) on first use.
+STATICCHECK_VERSION=v0.8.2
+bin="$(go env GOBIN)"
+[ -n "$bin" ] || bin="$(go env GOPATH)/bin"
+if ! "$bin/staticcheck" -version 2>/dev/null | grep -qF "(${STATICCHECK_VERSION#v})"; then
+  echo "== go install staticcheck@$STATICCHECK_VERSION"
+  if ! (cd / && GOFLAGS=-buildvcs=false go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"); then
+    echo "# pass 0"
+    echo "# fail 1"
+    exit 1
+  fi
+fi
+echo "== staticcheck"
+if ! "$bin/staticcheck" ./...; then
   echo "# pass 0"
   echo "# fail 1"
   exit 1

@@ -42,7 +42,8 @@ func WithOptions(o SendOptions) SendOption { return func(s *SendOptions) { *s = 
 // WithSendAt schedules the message at t (local clock, converted with the clock offset).
 func WithSendAt(t time.Time) SendOption { return func(s *SendOptions) { s.SendAt = t } }
 
-// WithDelay sends the message after d; 0 sends at once, overriding the endpoint default.
+// WithDelay sends the message after d; 0 sends at once, overriding the endpoint default. A
+// negative d makes Send fail with bad_request before anything is sent.
 func WithDelay(d time.Duration) SendOption { return func(s *SendOptions) { s.Delay = &d } }
 
 // WithKeep keeps the message for an offline recipient.
@@ -101,6 +102,9 @@ func buildSendFrame(to Target, body wireBody, o SendOptions, limits sendLimits, 
 	if !o.SendAt.IsZero() && o.Delay != nil {
 		return sendFrame{}, newError(CodeBadRequest, "Give SendAt or Delay, not both")
 	}
+	if o.TTL < 0 {
+		return sendFrame{}, newError(CodeBadRequest, "TTL must be 0 or more")
+	}
 	if to.Kind != "endpoint" && to.Kind != "group" {
 		return sendFrame{}, newError(CodeBadRequest, "Target kind must be endpoint or group")
 	}
@@ -119,7 +123,10 @@ func buildSendFrame(to Target, body wireBody, o SendOptions, limits sendLimits, 
 		f.SendAtMs = &ms
 	}
 	if o.Delay != nil {
-		ms := max(0, o.Delay.Milliseconds())
+		if *o.Delay < 0 {
+			return sendFrame{}, newError(CodeBadRequest, "Delay must be 0 or more")
+		}
+		ms := o.Delay.Milliseconds()
 		f.DelayMs = &ms
 	}
 	if o.Keep != nil || o.TTL > 0 {

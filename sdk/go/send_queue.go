@@ -163,6 +163,27 @@ func (q *sendQueue) requeueInFlight() {
 	clear(q.byRid)
 }
 
+// closeUnsent ends the sends not published now (waiting for their turn or a retry) with err and
+// refuses new ones with it; the ones in flight stay until their `resp` or close.
+func (q *sendQueue) closeUnsent(err error) {
+	if q.closed == nil {
+		q.closed = err
+	}
+	kept := q.entries[:0]
+	var unsent []*queueEntry
+	for _, e := range q.entries {
+		if e.rid == "" {
+			unsent = append(unsent, e)
+		} else {
+			kept = append(kept, e)
+		}
+	}
+	q.entries = kept
+	for _, e := range unsent {
+		e.done <- sendOutcome{err: err}
+	}
+}
+
 // close ends every held send with err and refuses new ones with it (spec 9).
 func (q *sendQueue) close(err error) {
 	if q.closed == nil {

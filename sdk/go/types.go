@@ -53,7 +53,9 @@ type ConnectionEvent struct {
 	Reason string
 	// RetryIn is the delay before the next attempt, for reconnecting.
 	RetryIn time.Duration
-	// Err is the error pending calls were failed with, for kicked and auth_failed.
+	// Err is the error pending calls were failed with, for kicked and auth_failed; for
+	// reconnecting after a failed attempt, why it failed ("network" or "tls", the dial or TLS
+	// error as its Err).
 	Err *Error
 }
 

@@ -23,11 +23,11 @@ var secureSchemes = map[string]bool{
 func parseServerURL(raw string) (*url.URL, bool, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return nil, false, fmt.Errorf("nixmsg: cannot parse server URL %q", raw)
+		return nil, false, &Error{Code: CodeBadRequest, Message: fmt.Sprintf("Cannot parse server URL %q", raw), Err: err}
 	}
 	secure, ok := secureSchemes[strings.ToLower(u.Scheme)]
 	if !ok {
-		return nil, false, fmt.Errorf("nixmsg: unsupported server URL scheme %q", u.Scheme)
+		return nil, false, newError(CodeBadRequest, fmt.Sprintf("Unsupported server URL scheme %q", u.Scheme))
 	}
 	return u, secure, nil
 }

@@ -2,7 +2,7 @@
  * The 操作日志 list (spec 8, 14 M4): audit rows of admin requests, CLI actions and security
  * events, newest first, with filters and a cursor.
  */
-import { type AuditFilter, listAudit } from "../store/queries/audit.ts";
+import type { AuditFilter } from "../store/queries/audit.ts";
 import type { AdminDeps } from "./deps.ts";
 import type { AdminRequest } from "./guards.ts";
 import type { AuditRecordView } from "./schemas.ts";
@@ -19,7 +19,7 @@ export function auditHandlers(d: AdminDeps) {
   const { app } = d;
 
   /** GET /api/admin/audit: filters combine with AND; `action` also matches a family prefix. */
-  function list(req: AdminRequest): void {
+  async function list(req: AdminRequest): Promise<void> {
     const url = req.ctx.url;
     const { cursor, limit } = pageQuery(url);
     const filter: AuditFilter = {
@@ -30,7 +30,11 @@ export function auditHandlers(d: AdminDeps) {
       target: queryText(url, "target", 256),
       result: queryText(url, "result", 64),
     };
-    const rows = listAudit(app.reader, filter, idCursor(cursor), limit + 1);
+    const rows = await app.store.query("audit.list", {
+      filter,
+      beforeId: idCursor(cursor),
+      limit: limit + 1,
+    });
     const page = pageOf(rows, limit, (r) => String(r.id));
     const items: AuditRecordView[] = page.items;
     ok(req.ctx, { items, next_cursor: page.next });

@@ -8,12 +8,7 @@ import type { App } from "../app/app_context.ts";
 import type { HttpContext } from "../http/types.ts";
 import type { Attempt, IpLockouts } from "../auth/lockout.ts";
 import { sha256Hex } from "../auth/tokens.ts";
-import {
-  adminSessionExpiry,
-  apiTokenByHash,
-  apiTokenById,
-  type TokenRow,
-} from "../store/queries/admin.ts";
+import type { TokenRow } from "../store/queries/admin.ts";
 import { readCookie, SESSION_COOKIE } from "./cookies.ts";
 import { httpFail } from "./request.ts";
 
@@ -44,31 +39,39 @@ export class AdminAuth {
   }
 
   /**
-   * Takes a slot for one admin secret check from the caller's IP (spec 5 锁定), or throws 429
+   * Takes a slot for one admin secret check from the caller's IP (spec 5 锁定), and for
+   * `account` under the per-account rule when a password names it (issue 28), or throws 429
    * `rate_limited` with `Retry-After` when the IP is locked or already has as many checks in
    * flight as failures would still be allowed (issue 18). No secret is checked then.
    */
-  begin(ctx: HttpContext): Attempt {
-    const ip = ctx.peer.remoteAddress;
-    const attempt = this.locks.begin(ip);
+  begin(ctx: HttpContext, account?: string): Attempt {
+    // issue 28: an IPv6 client counts with its whole /64 (limits.ipv6_prefix_bits).
+    const ip = this.#app.addressKey(ctx.peer.remoteAddress);
+    const attempt = this.locks.begin(ip, account);
     if (attempt !== null) return attempt;
-    const until = this.locks.lockedUntil(ip) ?? this.#app.clock();
+    const until = this.locks.lockedUntil(ip, account) ?? this.#app.clock();
     const seconds = Math.max(1, Math.ceil((until - this.#app.clock()) / 1000));
     ctx.res.setHeader("Retry-After", String(seconds));
-    throw httpFail("rate_limited", "登录失败次数过多，已临时锁定");
+    const accountLocked = account !== undefined && this.locks.accountLockedUntil(account) !== null;
+    throw httpFail(
+      "rate_limited",
+      accountLocked ? "管理员账号密码错误次数过多，已临时锁定" : "登录失败次数过多，已临时锁定",
+    );
   }
 
   /**
    * The caller of `ctx`, or a thrown 401 `unauthorized` (429 while the IP is locked and a token
    * is offered). A request with an `Authorization` header is judged by it alone (spec 8).
    */
-  authenticate(ctx: HttpContext): Actor {
+  async authenticate(ctx: HttpContext): Promise<Actor> {
     const authz = ctx.req.headers.authorization;
     if (authz !== undefined) return this.#byToken(ctx, authz);
     const cookie = readCookie(ctx.req.headers.cookie, SESSION_COOKIE);
     if (cookie !== undefined && cookie !== "") {
       const sessionHash = sha256Hex(cookie);
-      const expiresAt = adminSessionExpiry(this.#app.reader, sessionHash);
+      const expiresAt = await this.#app.store.query("admin.session_expiry", {
+        tokenHash: sessionHash,
+      });
       if (expiresAt !== null && expiresAt > this.#app.clock()) {
         return { kind: "session", sessionHash, expiresAt };
       }
@@ -80,12 +83,13 @@ export class AdminAuth {
    * Whether `actor` may still act: its session has not ended or expired, its token is still
    * enabled. Counts nothing against the lockouts; for long requests (the live inbox).
    */
-  stillValid(actor: Actor): boolean {
+  async stillValid(actor: Actor): Promise<boolean> {
+    const { store } = this.#app;
     if (actor.kind === "session") {
-      const expiresAt = adminSessionExpiry(this.#app.reader, actor.sessionHash);
+      const expiresAt = await store.query("admin.session_expiry", { tokenHash: actor.sessionHash });
       return expiresAt !== null && expiresAt > this.#app.clock();
     }
-    return apiTokenById(this.#app.reader, actor.id)?.enabled === 1;
+    return (await store.query("admin.token_by_id", { id: actor.id }))?.enabled === 1;
   }
 
   /** When the token was last used, merging the stored value with uses not yet written. */
@@ -100,12 +104,14 @@ export class AdminAuth {
     this.#used.delete(tokenId);
   }
 
-  #byToken(ctx: HttpContext, authz: string): Actor {
+  async #byToken(ctx: HttpContext, authz: string): Promise<Actor> {
     const attempt = this.begin(ctx);
     let row: TokenRow | null;
     try {
       const m = /^Bearer +(\S+) *$/i.exec(authz);
-      row = m === null ? null : apiTokenByHash(this.#app.reader, sha256Hex(m[1]));
+      row = m === null
+        ? null
+        : await this.#app.store.query("admin.token_by_hash", { tokenHash: sha256Hex(m[1]) });
     } catch (err) {
       attempt.release();
       throw err;
@@ -130,7 +136,7 @@ export class AdminAuth {
     }
     this.#used.set(row.id, { usedAt: now, writtenAt: now });
     // Best effort: a lost touch only makes last_used_at a minute older.
-    app.writer.run("admin.token_touch", { id: row.id, usedAt: now })
+    app.store.run("admin.token_touch", { id: row.id, usedAt: now })
       .catch((err) => app.log.warn("token touch failed", { error: (err as Error).message }));
   }
 }

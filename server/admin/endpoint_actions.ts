@@ -19,7 +19,7 @@ export interface EndpointActions {
 /** Builds the actions over the app, the MQTT side and the writer. */
 export function endpointActions(d: AdminDeps): EndpointActions {
   const { app, mqtt } = d;
-  const writer = app.writer;
+  const writer = app.store;
   return {
     async disable(id) {
       const r = await writer.run("endpoint.disable", { endpointId: id });

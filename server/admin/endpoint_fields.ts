@@ -3,9 +3,8 @@
  * "Endpoints"). Creation shares `validateNewEndpoint` with registration (spec 6.9) and adds the
  * admin-only fields: remark and default delay.
  */
-import type { DatabaseSync } from "node:sqlite";
 import { randomId } from "../auth/generate.ts";
-import { endpointExists } from "../store/queries/admin.ts";
+import type { Store } from "../store/store.ts";
 
 /** Remarks hold at most 256 characters. */
 export const REMARK_MAX = 256;
@@ -21,9 +20,12 @@ export function maxDelayMs(maxScheduleSeconds: number): number {
  * A fresh `e_` + 8 character id that exists neither in the database nor in `reserved` (36^8
  * ids: a retry is rare, two are rarer still).
  */
-export function generateEndpointId(db: DatabaseSync, reserved: ReadonlySet<string> = new Set()) {
+export async function generateEndpointId(
+  store: Pick<Store, "query">,
+  reserved: ReadonlySet<string> = new Set(),
+): Promise<string> {
   for (;;) {
     const id = randomId("e", 8);
-    if (!reserved.has(id) && !endpointExists(db, id)) return id;
+    if (!reserved.has(id) && !(await store.query("endpoint.exists", { id }))) return id;
   }
 }

@@ -7,13 +7,7 @@ import { randomPassword } from "../auth/generate.ts";
 import { validateNewEndpoint } from "../app/endpoint_rules.ts";
 import { type ErrorCode, errorInfo, isErrorCode, isValidId } from "../protocol/mod.ts";
 import { OpError } from "../store/op_error.ts";
-import {
-  countEndpoints,
-  endpointById,
-  type EndpointFilter,
-  endpointGroupCount,
-} from "../store/queries/admin.ts";
-import { listEndpoints } from "../store/queries/admin.ts";
+import type { EndpointFilter } from "../store/queries/admin.ts";
 import type { AdminDeps } from "./deps.ts";
 import type { AdminRequest } from "./guards.ts";
 import { endpointView } from "./views.ts";
@@ -55,18 +49,18 @@ function notFound(err: unknown): never {
 /** The endpoint handlers. */
 export function endpointHandlers(d: AdminDeps) {
   const { app, mqtt } = d;
-  const writer = app.writer;
+  const writer = app.store;
   const actions: EndpointActions = endpointActions(d);
   const delayMax = () => maxDelayMs(app.config.limits.max_schedule_seconds);
 
-  const item = (id: string) => {
-    const row = endpointById(app.reader, id);
+  const item = async (id: string) => {
+    const row = await app.store.query("admin.endpoint_by_id", { id });
     if (row === null) throw httpFail("not_found", NOT_FOUND);
     return endpointView(app, row);
   };
 
   /** GET /api/admin/endpoints: `q`, `source`, `enabled`; ordered by id; with `total`. */
-  function list(req: AdminRequest): void {
+  async function list(req: AdminRequest): Promise<void> {
     const url = req.ctx.url;
     const { cursor, limit } = pageQuery(url);
     const filter: EndpointFilter = {
@@ -74,12 +68,17 @@ export function endpointHandlers(d: AdminDeps) {
       source: queryEnum(url, "source", ["admin", "self"] as const),
       enabled: queryBool(url, "enabled"),
     };
-    const rows = listEndpoints(app.reader, filter, cursor, limit + 1);
+    const rows = await app.store.query("admin.endpoints_list", {
+      filter,
+      afterId: cursor,
+      limit: limit + 1,
+    });
     const page = pageOf(rows, limit, (r) => r.id);
+    const total = await app.store.query("admin.endpoints_count", { filter });
     ok(req.ctx, {
       items: page.items.map((r) => endpointView(app, r)),
       next_cursor: page.next,
-      total: countEndpoints(app.reader, filter),
+      total,
     });
   }
 
@@ -108,7 +107,7 @@ export function endpointHandlers(d: AdminDeps) {
     if (problem !== null) throw bad(problem);
     const remark = optString(body, "remark", { max: REMARK_MAX }) ?? "";
     const defaultDelayMs = optInt(body, "default_delay_ms", 0, delayMax()) ?? 0;
-    const id = fields.id || generateEndpointId(app.reader);
+    const id = fields.id || await generateEndpointId(app.store);
     req.object = id;
     const generated = fields.loginPassword === ""
       ? randomPassword(GENERATED_PASSWORD_LENGTH)
@@ -124,19 +123,20 @@ export function endpointHandlers(d: AdminDeps) {
       talkHash,
       defaultDelayMs,
     }).catch((err) => opFailure(err));
+    const created = await item(id);
     ok(
       req.ctx,
-      generated === null ? { item: item(id) } : { item: item(id), login_password: generated },
+      generated === null ? { item: created } : { item: created, login_password: generated },
     );
   }
 
   /** GET /api/admin/endpoints/{id}. */
-  function get(req: AdminRequest): void {
+  async function get(req: AdminRequest): Promise<void> {
     const id = req.ctx.params.id;
-    const view = item(id);
+    const view = await item(id);
     ok(req.ctx, {
       item: view,
-      groups: endpointGroupCount(app.reader, id),
+      groups: await app.store.query("admin.endpoint_group_count", { id }),
       // The per-endpoint lock only: no source IP is "" (spec 5).
       login_paused_until: app.loginLocks.lockedUntil(id, ""),
     });
@@ -161,7 +161,7 @@ export function endpointHandlers(d: AdminDeps) {
     }
     if (enabled === false) await actions.disable(id).catch(notFound);
     if (enabled === true) await actions.enable(id).catch(notFound);
-    ok(req.ctx, { item: item(id) });
+    ok(req.ctx, { item: await item(id) });
   }
 
   /** DELETE /api/admin/endpoints/{id} (spec 7.6 删除端 X). */
@@ -171,9 +171,9 @@ export function endpointHandlers(d: AdminDeps) {
   }
 
   /** POST /api/admin/endpoints/{id}/kick: disconnect only; the client may reconnect (6.8). */
-  function kick(req: AdminRequest): void {
+  async function kick(req: AdminRequest): Promise<void> {
     const id = req.ctx.params.id;
-    item(id);
+    await item(id);
     ok(req.ctx, { kicked: mqtt.kick(id) });
   }
 
@@ -181,7 +181,7 @@ export function endpointHandlers(d: AdminDeps) {
   async function resetPassword(req: AdminRequest): Promise<void> {
     await readJson(req.ctx, []);
     const id = req.ctx.params.id;
-    item(id);
+    await item(id);
     const password = randomPassword(GENERATED_PASSWORD_LENGTH);
     const loginHash = await app.pool.hash(password);
     await actions.resetPassword(id, loginHash).catch(notFound);
@@ -192,7 +192,7 @@ export function endpointHandlers(d: AdminDeps) {
   async function unlock(req: AdminRequest): Promise<void> {
     await readJson(req.ctx, []);
     const id = req.ctx.params.id;
-    item(id);
+    await item(id);
     app.loginLocks.unlock(id);
     ok(req.ctx, {});
   }
@@ -202,11 +202,11 @@ export function endpointHandlers(d: AdminDeps) {
     const body = await readJson(req.ctx, ["talk_password"]);
     const pw = reqString(body, "talk_password", { max: 128 });
     const id = req.ctx.params.id;
-    item(id);
+    await item(id);
     const talkHash = pw === "" ? null : await app.pool.hash(pw);
     await writer.run("talk.set_password", { endpointId: id, talkHash }).catch(notFound);
     app.talkLocks.clearTarget(id); // spec 5: a new talk password resets the per-target count
-    ok(req.ctx, { item: item(id) });
+    ok(req.ctx, { item: await item(id) });
   }
 
   /** POST /api/admin/endpoints/batch: each id on its own; one failure does not stop others. */

@@ -7,12 +7,11 @@ import { randomPassword } from "../auth/generate.ts";
 import { errorInfo, isErrorCode } from "../protocol/mod.ts";
 import { OpError } from "../store/op_error.ts";
 import type { CreateEndpointArgs } from "../store/ops/endpoints.ts";
-import { endpointExists } from "../store/queries/admin.ts";
 import type { HttpContext } from "../http/types.ts";
 import type { AdminDeps } from "./deps.ts";
 import type { AdminRequest } from "./guards.ts";
 import { CsvError, parseCsv } from "./csv.ts";
-import { checkImport, type ImportRow, type RowProblem } from "./import_rows.ts";
+import { checkImport, importIds, type ImportRow, type RowProblem } from "./import_rows.ts";
 import { GENERATED_PASSWORD_LENGTH, generateEndpointId } from "./endpoint_fields.ts";
 
 /** The CSV body is at most 2 MiB (1000 rows of generous fields). */
@@ -77,7 +76,7 @@ class Progress {
 /** The import handler. */
 export function importHandler(d: AdminDeps) {
   const { app } = d;
-  const writer = app.writer;
+  const writer = app.store;
 
   /**
    * Hashes every row's passwords. At most as many hashes as there are CPUs are queued at once, so
@@ -148,9 +147,13 @@ export function importHandler(d: AdminDeps) {
     const raw = await ctx.body(IMPORT_BODY_LIMIT);
     let check;
     try {
-      check = checkImport(parseCsv(raw), {
+      const records = parseCsv(raw);
+      const existing = new Set(
+        await app.store.query("endpoint.existing", { ids: importIds(records) }),
+      );
+      check = checkImport(records, {
         maxScheduleSeconds: app.config.limits.max_schedule_seconds,
-        exists: (id) => endpointExists(app.reader, id),
+        exists: (id) => existing.has(id),
       });
     } catch (err) {
       if (!(err instanceof CsvError)) throw err;
@@ -170,7 +173,7 @@ export function importHandler(d: AdminDeps) {
     const reserved = new Set(rows.map((r) => r.id).filter((id) => id !== ""));
     for (const r of rows) {
       if (r.id !== "") continue;
-      r.id = generateEndpointId(app.reader, reserved);
+      r.id = await generateEndpointId(app.store, reserved);
       reserved.add(r.id);
     }
     const passwords = rows.map((r) =>

@@ -6,13 +6,7 @@ import { randomId } from "../auth/generate.ts";
 import { isValidId } from "../protocol/mod.ts";
 import { OpError } from "../store/op_error.ts";
 import type { GroupChange, MemberInput } from "../store/ops/groups.ts";
-import {
-  countGroups,
-  type GroupFilter,
-  groupMembers,
-  groupRecord,
-  listGroups,
-} from "../store/queries/admin_records.ts";
+import type { GroupFilter } from "../store/queries/admin_records.ts";
 import type { AdminDeps } from "./deps.ts";
 import type { AdminRequest } from "./guards.ts";
 import { announceAdded, applyGroupChange } from "./effects.ts";
@@ -41,11 +35,11 @@ const MESSAGES = {
 /** The group handlers. */
 export function groupHandlers(d: AdminDeps) {
   const { app } = d;
-  const writer = app.writer;
+  const writer = app.store;
   const maxMembers = () => app.config.limits.max_group_members;
 
-  const item = (id: string) => {
-    const g = groupRecord(app.reader, id);
+  const item = async (id: string) => {
+    const g = await app.store.query("admin.group_record", { id });
     if (g === null) throw httpFail("not_found", MESSAGES.not_found);
     return groupView(g);
   };
@@ -57,19 +51,24 @@ export function groupHandlers(d: AdminDeps) {
   const asMembers = (ids: string[]): MemberInput[] => ids.map((id) => ({ id, verdict: "ok" }));
 
   /** GET /api/admin/groups: `q`, `member`; ordered by id; with `total`. */
-  function list(req: AdminRequest): void {
+  async function list(req: AdminRequest): Promise<void> {
     const url = req.ctx.url;
     const { cursor, limit } = pageQuery(url);
     const filter: GroupFilter = {
       q: queryText(url, "q", 64),
       member: queryText(url, "member", 64),
     };
-    const rows = listGroups(app.reader, filter, cursor, limit + 1);
+    const rows = await app.store.query("admin.groups_list", {
+      filter,
+      afterId: cursor,
+      limit: limit + 1,
+    });
     const page = pageOf(rows, limit, (g) => g.id);
+    const total = await app.store.query("admin.groups_count", { filter });
     ok(req.ctx, {
       items: page.items.map(groupView),
       next_cursor: page.next,
-      total: countGroups(app.reader, filter),
+      total,
     });
   }
 
@@ -112,15 +111,20 @@ export function groupHandlers(d: AdminDeps) {
     req.object = groupId;
     // As for the MQTT group.create (spec 6.7): each new member is announced to the members.
     added(groupId, r.members, r.added);
-    ok(req.ctx, { item: item(groupId), failed: r.failed });
+    ok(req.ctx, { item: await item(groupId), failed: r.failed });
   }
 
   /** GET /api/admin/groups/{id}: the group and a page of its members. */
-  function get(req: AdminRequest): void {
+  async function get(req: AdminRequest): Promise<void> {
     const id = req.ctx.params.id;
-    const group = item(id);
+    const group = await item(id);
     const { cursor, limit } = pageQuery(req.ctx.url);
-    const page = pageOf(groupMembers(app.reader, id, cursor, limit + 1), limit, (m) => m.id);
+    const members = await app.store.query("admin.group_members", {
+      groupId: id,
+      afterId: cursor,
+      limit: limit + 1,
+    });
+    const page = pageOf(members, limit, (m) => m.id);
     ok(req.ctx, {
       item: group,
       items: page.items.map((m) => ({
@@ -141,7 +145,7 @@ export function groupHandlers(d: AdminDeps) {
     const change = await writer.run("group.rename", { callerId: "", groupId, name, admin: true })
       .catch((err) => opFailure(err, MESSAGES));
     publish(groupId, change);
-    ok(req.ctx, { item: item(groupId) });
+    ok(req.ctx, { item: await item(groupId) });
   }
 
   /** DELETE /api/admin/groups/{id}: dissolve (spec 7.6 解散群). */
@@ -196,7 +200,7 @@ export function groupHandlers(d: AdminDeps) {
       admin: true,
     }).catch((err) => opFailure(err, MESSAGES));
     publish(groupId, change);
-    ok(req.ctx, { item: item(groupId) });
+    ok(req.ctx, { item: await item(groupId) });
   }
 
   return { list, create, get, rename, dissolve, add, removeMember, transfer };

@@ -99,16 +99,16 @@ export function createGuards(app: App, auth: AdminAuth): Guards {
         handler,
       ),
 
-    admin: (handler, action) => (ctx) => {
-      const actor = auth.authenticate(ctx);
+    admin: (handler, action) => async (ctx) => {
+      const actor = await auth.authenticate(ctx);
       const checks = () => {
         if (actor.kind === "session") requireRequestHeader(ctx);
       };
       return run(request(ctx, actor, action), action !== undefined, checks, handler);
     },
 
-    session: (handler, action) => (ctx) => {
-      const actor = auth.authenticate(ctx);
+    session: (handler, action) => async (ctx) => {
+      const actor = await auth.authenticate(ctx);
       const checks = () => {
         if (actor.kind === "token") throw httpFail("forbidden", "API 令牌不能调用这个接口");
         requireRequestHeader(ctx);

@@ -5,7 +5,7 @@ import { ok, queryTime } from "./request.ts";
 
 /** The history handler; `?since=<Unix ms>` returns only the newer samples. */
 export function historyHandler(history: MetricsHistory) {
-  return (req: AdminRequest): void => {
-    ok(req.ctx, history.view(queryTime(req.ctx.url, "since")));
+  return async (req: AdminRequest): Promise<void> => {
+    ok(req.ctx, await history.view(queryTime(req.ctx.url, "since")));
   };
 }

@@ -68,6 +68,16 @@ function headerProblems(header: CsvRecord | undefined): RowProblem[] | Map<Colum
   return index;
 }
 
+/** The non-empty ids of the data rows (nothing when the header is bad): what `exists` is asked. */
+export function importIds(records: readonly CsvRecord[]): string[] {
+  if (records.length === 0) return [];
+  const index = headerProblems(records[0]);
+  if (Array.isArray(index)) return [];
+  const at = index.get("id")!;
+  const ids = records.slice(1, IMPORT_MAX_ROWS + 1).map((r) => r.fields[at] ?? "");
+  return [...new Set(ids.filter((id) => id !== ""))];
+}
+
 /**
  * Checks the header, the row count and every field of every row (docs/admin-api.md "CSV
  * import"). Ids must be unique within the file and must not exist.

@@ -8,7 +8,6 @@
  * plain text, an audited request.
  */
 import type { ServerResponse } from "node:http";
-import { endpointExists } from "../store/queries/admin.ts";
 import type { TappedEvent } from "../app/inbox_tap.ts";
 import type { AdminDeps } from "./deps.ts";
 import type { AdminRequest } from "./guards.ts";
@@ -40,9 +39,11 @@ export function inboxHandlers(d: AdminDeps) {
   const streams = new Map<string, Stream>();
 
   /** GET /api/admin/endpoints/{id}/inbox: `text/event-stream` until the client goes. */
-  function stream(req: AdminRequest): Promise<void> {
+  async function stream(req: AdminRequest): Promise<void> {
     const id = req.ctx.params.id;
-    if (!endpointExists(app.reader, id)) throw httpFail("not_found", "端不存在");
+    if (!(await app.store.query("endpoint.exists", { id }))) {
+      throw httpFail("not_found", "端不存在");
+    }
     if (streams.size >= MAX_INBOX_STREAMS) throw httpFail("busy", "同时打开的收件箱太多");
     const streamId = crypto.randomUUID();
     const s: Stream = { endpointId: id, bodies: new Map(), budget: BODY_BUDGET };
@@ -61,13 +62,23 @@ export function inboxHandlers(d: AdminDeps) {
     let lost = 0;
     // The stream outlives its request: it ends once the session ends or the token is disabled
     // or deleted (spec 8 "停用或删除后立即失效"), checked before each event and each heartbeat.
-    const allowed = () => {
-      if (req.actor !== null && d.auth.stillValid(req.actor)) return true;
+    // The check reads the store, so events go through one chain and keep their order.
+    let chain: Promise<void> = Promise.resolve();
+    let ended = false;
+    const allowed = async () => {
+      if (ended) return false;
+      if (req.actor !== null && await d.auth.stillValid(req.actor).catch(() => false)) return true;
+      ended = true;
       res.end();
       return false;
     };
-    const onEvent = (e: TappedEvent) => {
-      if (!allowed()) return;
+    const later = (fn: () => void) => {
+      chain = chain.then(async () => {
+        if (await allowed()) fn();
+      });
+    };
+    const onEvent = (e: TappedEvent) => later(() => deliver(e));
+    const deliver = (e: TappedEvent) => {
       n++;
       if (res.writableLength > MAX_BUFFERED) {
         lost++;
@@ -101,10 +112,11 @@ export function inboxHandlers(d: AdminDeps) {
     };
     const unwatch = app.inbox.watch(id, onEvent);
     const heartbeat = setInterval(() => {
-      if (allowed()) res.write(": ping\n\n");
+      later(() => res.write(": ping\n\n"));
     }, HEARTBEAT_MS);
     return new Promise<void>((resolve) => {
       res.once("close", () => {
+        ended = true;
         clearInterval(heartbeat);
         unwatch();
         streams.delete(streamId);

@@ -3,12 +3,7 @@
  * results. Never the body, never meta (spec 8, 12).
  */
 import type { MessageState } from "../store/ops/receipts.ts";
-import {
-  listMessages,
-  type MessageFilter,
-  messageRecipients,
-  messageRecord,
-} from "../store/queries/admin_records.ts";
+import type { MessageFilter } from "../store/queries/admin_records.ts";
 import type { AdminDeps } from "./deps.ts";
 import type { AdminRequest } from "./guards.ts";
 import { messageView, recipientView } from "./views.ts";
@@ -48,7 +43,7 @@ export function messageHandlers(d: AdminDeps) {
   const { app } = d;
 
   /** GET /api/admin/messages: newest first; filters combine with AND. */
-  function list(req: AdminRequest): void {
+  async function list(req: AdminRequest): Promise<void> {
     const url = req.ctx.url;
     const { cursor, limit } = pageQuery(url);
     const filter: MessageFilter = {
@@ -61,20 +56,28 @@ export function messageHandlers(d: AdminDeps) {
       from: queryTime(url, "from"),
       to: queryTime(url, "to"),
     };
-    const rows = listMessages(app.reader, filter, seqCursor(cursor), limit + 1);
+    const rows = await app.store.query("admin.messages_list", {
+      filter,
+      beforeSeq: seqCursor(cursor),
+      limit: limit + 1,
+    });
     const page = pageOf(rows, limit, (m) => String(m.seq));
     ok(req.ctx, { items: page.items.map(messageView), next_cursor: page.next });
   }
 
   /** GET /api/admin/messages/{seq}: the record and a page of its recipients. */
-  function get(req: AdminRequest): void {
+  async function get(req: AdminRequest): Promise<void> {
     const raw = req.ctx.params.seq;
     if (!/^\d{1,16}$/.test(raw)) throw httpFail("not_found", "消息记录不存在");
     const seq = Number(raw);
-    const rec = messageRecord(app.reader, seq);
+    const rec = await app.store.query("admin.message_record", { seq });
     if (rec === null) throw httpFail("not_found", "消息记录不存在");
     const { cursor, limit } = pageQuery(req.ctx.url);
-    const rows = messageRecipients(app.reader, seq, cursor, limit + 1);
+    const rows = await app.store.query("admin.message_recipients", {
+      seq,
+      afterId: cursor,
+      limit: limit + 1,
+    });
     const page = pageOf(rows, limit, (r) => r.endpoint_id);
     ok(req.ctx, {
       item: messageView(rec),

@@ -4,7 +4,6 @@
  * the request body is the frame's fields, and the answer is the frame's `resp.data`.
  */
 import { recallAs, sendAs, statusAs } from "../app/handlers/messaging.ts";
-import { selfRow } from "../app/endpoint_reads.ts";
 import { OpError } from "../store/op_error.ts";
 import { HttpError } from "../http/router.ts";
 import {
@@ -14,6 +13,8 @@ import {
   type RequestFrame,
   type RequestOf,
   type RequestType,
+  SEND_FIELDS,
+  unknownField,
 } from "../protocol/mod.ts";
 import { uuidv7 } from "../protocol/uuid.ts";
 import { countError } from "../metrics/metrics.ts";
@@ -55,9 +56,9 @@ export function sendHandlers(d: AdminDeps) {
   const { app } = d;
 
   /** The sender must exist (404) and be enabled (403), as an MQTT login would require. */
-  function sender(req: AdminRequest): string {
+  async function sender(req: AdminRequest): Promise<string> {
     const id = req.ctx.params.id;
-    const row = selfRow(app.reader, id);
+    const row = await app.store.query("endpoint.self_row", { id });
     if (row === null) throw httpFail("not_found", "端不存在");
     if (!row.enabled) throw httpFail("endpoint_disabled", "该端已停用，不能代它发送");
     return id;
@@ -92,8 +93,12 @@ export function sendHandlers(d: AdminDeps) {
 
   /** POST /api/admin/endpoints/{id}/messages: the `send` frame's fields → its `resp.data`. */
   async function send(req: AdminRequest): Promise<void> {
-    const senderId = sender(req);
+    const senderId = await sender(req);
     const fields = await readFields(req);
+    // issue 28: unknown fields are refused at every level (a typo such as `ofline` would
+    // otherwise drop the option silently); the MQTT frame stays lenient.
+    const unknown = unknownField(fields, SEND_FIELDS);
+    if (unknown !== null) throw httpFail("bad_request", `不认识的字段：${unknown}`);
     // A backend may leave the id to us; a repeat without an id is then a new message.
     if (fields.id === undefined) fields.id = uuidv7(app.clock());
     const frame = parseAs("send", fields, app.config.limits);
@@ -108,8 +113,8 @@ export function sendHandlers(d: AdminDeps) {
   }
 
   /** GET /api/admin/endpoints/{id}/messages/{msgId}: the `status` frame's data, with paging. */
-  function status(req: AdminRequest): void {
-    const senderId = sender(req);
+  async function status(req: AdminRequest): Promise<void> {
+    const senderId = await sender(req);
     const url = req.ctx.url;
     const fields: Record<string, unknown> = { id: req.ctx.params.msgId };
     const cursor = url.searchParams.get("cursor");
@@ -120,7 +125,7 @@ export function sendHandlers(d: AdminDeps) {
     }
     const frame = parseAs("status", fields, app.config.limits);
     try {
-      ok(req.ctx, statusAs(app, senderId, frame));
+      ok(req.ctx, await statusAs(app, senderId, frame));
     } catch (err) {
       asHttp(err);
     }
@@ -128,7 +133,7 @@ export function sendHandlers(d: AdminDeps) {
 
   /** POST /api/admin/endpoints/{id}/messages/{msgId}/recall: the `recall` frame's data. */
   async function recall(req: AdminRequest): Promise<void> {
-    const senderId = sender(req);
+    const senderId = await sender(req);
     const frame = parseAs("recall", { id: req.ctx.params.msgId }, app.config.limits);
     req.object = `${senderId}/${frame.id}`;
     try {

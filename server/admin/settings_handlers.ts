@@ -5,7 +5,6 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomPassword } from "../auth/generate.ts";
 import { VERSION } from "../version.ts";
-import { overviewCounts, registrationSettings } from "../store/queries/admin.ts";
 import type { AdminDeps } from "./deps.ts";
 import type { AdminRequest } from "./guards.ts";
 import { bad, ok, optBool, optString, readJson, requireSome } from "./request.ts";
@@ -26,10 +25,11 @@ function boundAddress(dataDir: string, role: "listen" | "admin"): string {
 /** The overview, settings and registration handlers. */
 export function settingsHandlers(d: AdminDeps) {
   const { app } = d;
-  const writer = app.writer;
+  const writer = app.store;
 
   /** GET /api/admin/overview: stored counts plus the live connection table. */
-  function overview(req: AdminRequest): void {
+  async function overview(req: AdminRequest): Promise<void> {
+    const counts = await app.store.query("admin.overview_counts", {});
     let online = 0;
     for (const conn of app.conns.all()) {
       if (conn.handshaken && app.conns.isCurrent(conn.endpointId, conn.code)) online++;
@@ -37,9 +37,31 @@ export function settingsHandlers(d: AdminDeps) {
     ok(req.ctx, {
       version: VERSION,
       server_time: app.clock(),
-      ...overviewCounts(app.reader),
+      ...counts,
       online,
       connections: { ws: app.broker.clientCount("ws"), tcp: app.broker.clientCount("tcp") },
+    });
+  }
+
+  /**
+   * GET /api/admin/nodes (issue 30): every node's lease in the store, expired ones too, and which
+   * node answers. A single node without a cluster holds no lease: the list is empty.
+   */
+  async function nodes(req: AdminRequest): Promise<void> {
+    const rows = await app.store.query("node.list", {});
+    const now = app.clock();
+    ok(req.ctx, {
+      server_time: now,
+      this_node: app.config.cluster.node_id,
+      nodes: rows.map((n) => ({
+        id: n.node_id,
+        address: n.address,
+        version: n.version,
+        started_at: n.started_at,
+        renewed_at: n.renewed_at,
+        lease_until: n.lease_until,
+        alive: n.lease_until > now,
+      })),
     });
   }
 
@@ -69,12 +91,17 @@ export function settingsHandlers(d: AdminDeps) {
       sqlite_synchronous: c.sqlite_synchronous,
       metrics: { token_set: c.metrics.token !== "" },
       log: { level: c.log.level },
+      // issue 28: the per-account lock of the admin password, for the console's notice.
+      admin_lockout: {
+        locked_until: app.adminLocks.accountLockedUntil("admin"),
+        last_locked_at: app.adminLocks.lastAccountLock,
+      },
     });
   }
 
   /** GET /api/admin/registration: `enabled`, `code`, `updated_at` (spec 8). */
-  function registration(req: AdminRequest): void {
-    ok(req.ctx, registrationSettings(app.reader));
+  async function registration(req: AdminRequest): Promise<void> {
+    ok(req.ctx, await app.store.query("admin.registration_settings", {}));
   }
 
   /**
@@ -92,14 +119,17 @@ export function settingsHandlers(d: AdminDeps) {
       if (code !== undefined) throw bad("code 和 generate 只能给一个");
       code = randomPassword(GENERATED_CODE_LENGTH);
     }
-    if (enabled === true && code === undefined && registrationSettings(app.reader).code === "") {
+    if (
+      enabled === true && code === undefined &&
+      (await app.store.query("admin.registration_settings", {})).code === ""
+    ) {
       throw bad("开启注册前先设置安全码");
     }
     if (enabled !== undefined || code !== undefined) {
       await writer.run("admin.registration_set", { enabled, code });
     }
-    ok(req.ctx, registrationSettings(app.reader));
+    ok(req.ctx, await app.store.query("admin.registration_settings", {}));
   }
 
-  return { overview, settings, registration, updateRegistration };
+  return { overview, nodes, settings, registration, updateRegistration };
 }

@@ -4,7 +4,7 @@
  */
 import { newApiToken, sha256Hex } from "../auth/tokens.ts";
 import { randomId } from "../auth/generate.ts";
-import { apiTokenById, listApiTokens, type TokenCursor } from "../store/queries/admin.ts";
+import type { TokenCursor } from "../store/queries/admin.ts";
 import type { AdminDeps } from "./deps.ts";
 import type { AdminRequest } from "./guards.ts";
 import { tokenView } from "./views.ts";
@@ -41,18 +41,21 @@ function tokenName(body: JsonObject): string | undefined {
 /** The token handlers. */
 export function tokenHandlers(d: AdminDeps) {
   const { app, auth } = d;
-  const writer = app.writer;
+  const writer = app.store;
 
-  const view = (id: string) => {
-    const row = apiTokenById(app.reader, id);
+  const view = async (id: string) => {
+    const row = await app.store.query("admin.token_by_id", { id });
     if (row === null) throw httpFail("not_found", "令牌不存在");
     return tokenView(row, auth.lastUsed(row));
   };
 
   /** GET /api/admin/tokens: newest first. */
-  function list(req: AdminRequest): void {
+  async function list(req: AdminRequest): Promise<void> {
     const { cursor, limit } = pageQuery(req.ctx.url);
-    const rows = listApiTokens(app.reader, parseCursor(cursor), limit + 1);
+    const rows = await app.store.query("admin.tokens_list", {
+      after: parseCursor(cursor),
+      limit: limit + 1,
+    });
     const page = pageOf(rows, limit, (r) => `${r.created_at}.${r.id}`);
     ok(req.ctx, {
       items: page.items.map((r) => tokenView(r, auth.lastUsed(r))),
@@ -70,7 +73,7 @@ export function tokenHandlers(d: AdminDeps) {
     req.object = id;
     await writer.run("admin.token_create", { id, name, tokenHash: sha256Hex(token) })
       .catch((err) => opFailure(err, { conflict: NAME_TAKEN }));
-    ok(req.ctx, { token, item: view(id) });
+    ok(req.ctx, { token, item: await view(id) });
   }
 
   /** PATCH /api/admin/tokens/{id}: rename, enable, disable; effective on the next request. */
@@ -82,7 +85,7 @@ export function tokenHandlers(d: AdminDeps) {
     const id = req.ctx.params.id;
     await writer.run("admin.token_update", { id, name, enabled })
       .catch((err) => opFailure(err, { not_found: "令牌不存在", conflict: NAME_TAKEN }));
-    ok(req.ctx, { item: view(id) });
+    ok(req.ctx, { item: await view(id) });
   }
 
   /** DELETE /api/admin/tokens/{id}. */

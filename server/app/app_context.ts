@@ -1,7 +1,6 @@
-import type { DatabaseSync } from "node:sqlite";
 import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/log.ts";
-import type { Writer } from "../store/writer.ts";
+import type { Store } from "../store/store.ts";
 import type { PasswordPool } from "../auth/password_pool.ts";
 import type { IpLockouts, LoginLockouts, TalkLockouts } from "../auth/lockout.ts";
 import type { RateLimiter } from "../auth/rate_limit.ts";
@@ -24,9 +23,8 @@ export interface PresenceView {
 export interface App {
   readonly config: Config;
   readonly log: Logger;
-  readonly writer: Writer;
-  /** The main thread's read-only connection (spec 7.2: reads do not go through the writer). */
-  readonly reader: DatabaseSync;
+  /** Every write op and read query (spec 7.2: reads do not go through the writer). */
+  readonly store: Store;
   readonly pool: PasswordPool;
   readonly loginLocks: LoginLockouts;
   /** Talk-password failures per sender+target and per target (spec 5 锁定). */
@@ -49,4 +47,9 @@ export interface App {
   /** The live messaging side (push loops, receipts, scheduler); set at startup. */
   messaging: Messaging;
   readonly clock: () => number;
+  /**
+   * The key a client address counts under in per-address rules and lockouts (issue 28): the
+   * address itself for IPv4, its `limits.ipv6_prefix_bits` network for IPv6.
+   */
+  readonly addressKey: (ip: string) => string;
 }

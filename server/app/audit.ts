@@ -1,18 +1,18 @@
 /**
  * The one entry point for audit rows (spec 8, 14 M4 操作日志): admin requests (server/admin/
  * guards.ts), security events (server/auth/security_log.ts) and anything else that must appear in
- * the console's audit log call {@link recordAudit}. The CLI, which has no writer, runs the
- * `audit.record` op in its own transaction instead.
+ * the console's audit log call {@link recordAudit}. The CLI, which has no running store, runs
+ * the `audit.record` op itself (SQLite: in its own transaction).
  */
 import type { Logger } from "../log/log.ts";
-import type { Writer } from "../store/writer.ts";
+import type { Store } from "../store/store.ts";
 import type { AuditEntry } from "../store/ops/audit.ts";
 
 export type { AuditEntry } from "../store/ops/audit.ts";
 
 /** What {@link recordAudit} writes through. */
 export interface AuditSink {
-  readonly writer: Pick<Writer, "run">;
+  readonly store: Pick<Store, "run">;
   readonly log: Logger;
 }
 
@@ -36,7 +36,7 @@ function cut(s: string): string {
  */
 export async function recordAudit(sink: AuditSink, entry: AuditEntry): Promise<void> {
   try {
-    await sink.writer.run("audit.record", {
+    await sink.store.run("audit.record", {
       actor: cut(entry.actor),
       action: cut(entry.action),
       target: cut(entry.target),

@@ -6,7 +6,9 @@ import {
   newSessionToken,
   sha256Hex,
 } from "../auth/tokens.ts";
-import { type LoginRow, loginRow } from "./endpoint_reads.ts";
+import type { LoginRow } from "../store/queries/endpoints.ts";
+import { PoolBusyError } from "../auth/password_pool.ts";
+import { isValidId } from "../protocol/mod.ts";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
@@ -55,12 +57,24 @@ export class LoginService {
     const { clientId, username, password } = info;
     // spec 5: ClientID = Username = endpoint id.
     if (clientId !== username || clientId === "") return { ok: false, reason: "bad_credentials" };
+    // issue 28: an id no endpoint can have (spec 6.1: 1-64 characters of a fixed set) is refused
+    // before it keys a lockout map or reaches a log line; it cannot exist, so timing tells nothing.
+    if (!isValidId(clientId)) {
+      this.#app.security.failure(
+        isSessionToken(password) ? "session_token" : "login",
+        "invalid_id",
+        {
+          ip: info.remoteAddress,
+        },
+      );
+      return { ok: false, reason: "bad_credentials" };
+    }
     return isSessionToken(password) ? await this.#byToken(info) : await this.#byPassword(info);
   }
 
-  #row(id: string): LoginRow | null | "error" {
+  async #row(id: string): Promise<LoginRow | null | "error"> {
     try {
-      return loginRow(this.#app.reader, id);
+      return await this.#app.store.query("endpoint.login_row", { id });
     } catch (err) {
       this.#app.log.error("login lookup failed", { endpoint: id, error: (err as Error).message });
       return "error";
@@ -76,9 +90,9 @@ export class LoginService {
     return { ok: false, reason: "bad_credentials" };
   }
 
-  #byToken(info: ConnectInfo): AuthResult {
+  async #byToken(info: ConnectInfo): Promise<AuthResult> {
     const app = this.#app;
-    const row = this.#row(info.clientId);
+    const row = await this.#row(info.clientId);
     if (row === "error") return { ok: false, reason: "error" };
     if (!row) return this.#tokenRefused(info, "unknown_id");
     if (!row.enabled) return this.#tokenRefused(info, "disabled");
@@ -97,7 +111,7 @@ export class LoginService {
     this.#usedAt.set(row.id, now);
     if (now - (row.session_used_at ?? 0) >= HOUR_MS) {
       // Best effort: a failed touch only shortens the idle window, it must not refuse a login.
-      app.writer.run("endpoint.touch_session", { id: row.id, sessionHash: hash, usedAt: now })
+      app.store.run("endpoint.touch_session", { id: row.id, sessionHash: hash, usedAt: now })
         .catch((err) => app.log.warn("session touch failed", { error: (err as Error).message }));
     }
     this.#pending.set(info.connCode, { issuedToken: null });
@@ -109,17 +123,28 @@ export class LoginService {
     const id = info.clientId;
     // spec 5 锁定: while locked, reject without hashing. The slot is taken before argon2, so
     // concurrent guesses cannot outnumber the failures still allowed (issue 18).
-    const attempt = app.loginLocks.begin(id, info.remoteAddress);
+    const owner = app.addressKey(info.remoteAddress);
+    const attempt = app.loginLocks.begin(id, owner);
     if (attempt === null) return { ok: false, reason: "bad_credentials" };
-    const row = this.#row(id);
+    const row = await this.#row(id);
     if (row === "error") {
       attempt.release();
       return { ok: false, reason: "error" };
     }
     // issue 18: an unknown or disabled id costs one argon2 check too, so timing tells nothing.
-    const ok = row !== null && row.enabled === 1
-      ? await app.pool.verify(row.login_hash, info.password)
-      : await app.pool.verifyDummy(info.password);
+    // issue 28: the check waits for the pool only within the queue's bound and the address's
+    // share of it; past them the login is refused at once as busy (CONNACK 0x89).
+    let ok: boolean;
+    try {
+      ok = row !== null && row.enabled === 1
+        ? await app.pool.verify(row.login_hash, info.password, owner)
+        : await app.pool.verifyDummy(info.password, owner);
+    } catch (err) {
+      attempt.release();
+      if (!(err instanceof PoolBusyError)) throw err;
+      app.security.failure("login", "hash_queue_full", { ip: info.remoteAddress });
+      return { ok: false, reason: "busy" };
+    }
     if (!ok || row === null) {
       attempt.fail(row === null ? "unknown_id" : row.enabled !== 1 ? "disabled" : "wrong_password");
       return { ok: false, reason: "bad_credentials" };
@@ -132,7 +157,7 @@ export class LoginService {
       : undefined;
     try {
       // spec 5: the new token is committed before CONNACK; the old one dies with this commit.
-      await app.writer.run("endpoint.set_session", {
+      await app.store.run("endpoint.set_session", {
         id,
         sessionHash: sha256Hex(token),
         ...(loginHash ? { loginHash } : {}),

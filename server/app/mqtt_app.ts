@@ -73,12 +73,12 @@ export class RequestCtx {
   }
 
   /**
-   * Queues a writer op like `app.writer.run` and lets the connection's next request start
+   * Queues a writer op like `app.store.run` and lets the connection's next request start
    * (pipelined handlers queue their op through it, once and before any other await of theirs
    * that may let a later op of the same connection go first).
    */
   write<K extends keyof Ops & string>(op: K, args: OpArgs<Ops[K]>): Promise<OpResult<Ops[K]>> {
-    const p = this.app.writer.run(op, args);
+    const p = this.app.store.run(op, args);
     this.#release?.();
     return p;
   }

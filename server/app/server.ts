@@ -1,14 +1,10 @@
-import { join } from "node:path";
-import type { DatabaseSync } from "node:sqlite";
 import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/log.ts";
-import { migrate } from "../store/migrations.ts";
-import { openReader } from "../store/reader.ts";
-import { Writer } from "../store/writer.ts";
-import { Checkpointer } from "../store/checkpointer.ts";
-import { Readiness } from "../store/readiness.ts";
+import type { Store } from "../store/store.ts";
+import { openStore, type OpenStoreOptions, StoreOpenError } from "../store/store_factory.ts";
 import { DataDirLockedError, lockDataDir } from "../store/data_lock.ts";
 import { type Listeners, startListeners } from "../net/listener.ts";
+import { addressGroup } from "../net/ip.ts";
 import { healthRoutes } from "../http/health.ts";
 import { createRouter, type Route } from "../http/router.ts";
 import { staticHandler } from "../http/static.ts";
@@ -19,8 +15,7 @@ import { IpLockouts, LoginLockouts, TalkLockouts } from "../auth/lockout.ts";
 import { RateLimiter } from "../auth/rate_limit.ts";
 import { InboxTap } from "./inbox_tap.ts";
 import { SecurityLog } from "../auth/security_log.ts";
-import { dbPath, ensureDataDir } from "./paths.ts";
-import { readSetting } from "./settings.ts";
+import { ensureDataDir } from "./paths.ts";
 import type { App, PresenceView } from "./app_context.ts";
 import { Presence } from "./presence.ts";
 import { talkHandlers } from "./handlers/talk.ts";
@@ -45,11 +40,11 @@ const LOCK_SWEEP_MS = 1000;
 /** How long shutdown waits for running requests to publish their responses after the drain. */
 const SETTLE_MS = 5000;
 
-/** A running NixMsg server: the listeners, the writer and the read connection. */
+/** A running NixMsg server: the listeners and the store. */
 export interface RunningServer {
   readonly config: Config;
   readonly listeners: Listeners;
-  readonly writer: Writer;
+  readonly store: Store;
   readonly app: App;
   readonly mqtt: MqttApp;
   readonly messaging: MessagingRuntime;
@@ -63,13 +58,15 @@ export interface ServerOptions {
   pool?: PasswordPool;
   /** The console's metrics history sampling period (default 10 s). */
   historyIntervalMs?: number;
+  /** How the store is opened (e.g. `signal`: give up waiting for an unreachable database). */
+  store?: Partial<OpenStoreOptions>;
 }
 
 /** Raised when `serve` cannot start; the CLI prints the message and exits 1. */
 export class StartupError extends Error {}
 
 /**
- * Starts the server in this process: migrate, open the writer, recover (spec 7.8: before any
+ * Starts the server in this process: open the store (migrated), recover (spec 7.8: before any
  * connection is accepted), then listen.
  */
 export async function startServer(
@@ -107,28 +104,25 @@ async function startLocked(
   log: Logger,
   opts: ServerOptions,
 ): Promise<RunningServer> {
-  const path = dbPath(config.data_dir);
-  const mig = await migrate(path, { backupDir: join(config.data_dir, "backup"), log });
-  if (mig.from !== mig.to) log.info("database migrated", { from: mig.from, to: mig.to });
-
-  const reader = openReader(path);
-  if (readSetting(reader, "admin_password_hash") === null) {
-    reader.close();
-    throw new StartupError(
-      "No admin password is set for this database. Run `nixmsg admin init` first",
-    );
-  }
   const clock = opts.clock ?? Date.now;
-  const writer = await Writer.start({
-    path,
-    synchronous: config.sqlite_synchronous,
-    maxBatch: config.writer.max_batch,
-    maxWaitMs: config.writer.max_wait_ms,
-    clock,
-    log,
-  });
-  const checkpointer = Checkpointer.start(path, config.sqlite_synchronous);
-  writer.onCommit((info) => {
+  let store: Store;
+  try {
+    store = await openStore(config, { ...opts.store, log, clock });
+  } catch (err) {
+    if (err instanceof StoreOpenError) throw new StartupError(err.message);
+    throw err;
+  }
+  try {
+    if ((await store.query("settings.get", { key: "admin_password_hash" })) === null) {
+      throw new StartupError(
+        "No admin password is set for this database. Run `nixmsg admin init` first",
+      );
+    }
+  } catch (err) {
+    await store.close(0);
+    throw err;
+  }
+  store.onCommit((info) => {
     if (!info.ok) log.error("database commit failed", { ops: info.ops });
   });
 
@@ -136,32 +130,34 @@ async function startLocked(
   let listeners: Listeners | null = null;
   let history: MetricsHistory | null = null;
   try {
-    await writer.run("context.configure", {
+    await store.run("context.configure", {
       graceMs: config.limits.grace_seconds * 1000,
       maxPendingPerSender: config.limits.max_pending_per_sender,
       maxPendingPerReceiver: config.limits.max_pending_per_receiver,
       recordRetentionDays: config.record_retention_days,
     });
-    const recovered = await writer.run("recovery.startup", {});
+    const recovered = await store.run("recovery.startup", {});
     log.info("startup recovery", {
       deliveries: recovered.deliveries,
       endpoints: recovered.endpoints,
     });
 
-    const pool = opts.pool ?? new PasswordPool();
+    const pool = opts.pool ?? new PasswordPool({
+      maxQueued: config.limits.max_hash_queue,
+      maxQueuedPerOwner: config.limits.max_hash_queue_per_ip,
+    });
     await pool.dummyHash(); // made before serving, so no probe pays for it (issue 18)
-    const events = new SecurityLog(log, { writer, log });
+    const events = new SecurityLog(log, { store, log });
     const conns = new ConnectionTable();
     const app: App = {
       config,
       log,
-      writer,
-      reader,
+      store,
       pool,
       loginLocks: new LoginLockouts({ clock, events }),
       talkLocks: new TalkLockouts({ clock, events }),
       registrationLocks: new IpLockouts({ clock, events, kind: "registration" }),
-      adminLocks: new IpLockouts({ clock, events, kind: "admin" }),
+      adminLocks: new IpLockouts({ clock, events, kind: "admin", accountRule: true }),
       security: events,
       rate: new RateLimiter({ perSecond: config.limits.requests_per_second, clock }),
       conns,
@@ -170,6 +166,7 @@ async function startLocked(
       messaging: null as unknown as Messaging,
       presence: null as unknown as PresenceView,
       clock,
+      addressKey: (ip) => addressGroup(ip, config.limits.ipv6_prefix_bits),
     };
     const handlers: HandlerTable = {
       ...sessionHandlers,
@@ -196,17 +193,15 @@ async function startLocked(
     const messaging = new MessagingRuntime(app, mqtt, {
       observeDuePush,
       observeAck,
-      truncateWal: () => checkpointer.truncate(),
     });
     app.messaging = messaging;
     app.presence = new Presence(app, mqtt);
     history = startMetricsHistory(app, { intervalMs: opts.historyIntervalMs });
 
-    // spec 4.3, 7.8: ready means a real write and a real read succeed now.
-    const readiness = new Readiness(writer, { path, log });
     const routes: Route[] = [
       ...healthRoutes({
-        ready: () => readiness.check(),
+        // spec 4.3, 7.8: ready means a real write and a real read succeed now.
+        ready: () => store.ready(),
         acceptImpaired: () => listeners?.acceptImpaired() ?? false,
       }),
       ...registrationRoutes(app),
@@ -224,7 +219,7 @@ async function startLocked(
       }),
       onMqtt: (conn) => b.handle(conn),
     });
-    messaging.start();
+    await messaging.start();
     log.info("nixmsg serving", {
       listen: hostPort(listeners.listen),
       admin_listen: listeners.admin ? hostPort(listeners.admin) : "",
@@ -234,9 +229,7 @@ async function startLocked(
       log,
       listeners,
       broker,
-      writer,
-      checkpointer,
-      reader,
+      store,
       app,
       mqtt,
       messaging,
@@ -246,9 +239,7 @@ async function startLocked(
     history?.close();
     await listeners?.close();
     await broker?.close();
-    await writer.close(0);
-    await checkpointer.close();
-    reader.close();
+    await store.close(0);
     throw err;
   }
 }
@@ -258,9 +249,7 @@ function running(
   log: Logger,
   listeners: Listeners,
   broker: Broker,
-  writer: Writer,
-  checkpointer: Checkpointer,
-  reader: DatabaseSync,
+  store: Store,
   app: App,
   mqtt: MqttApp,
   messaging: MessagingRuntime,
@@ -276,7 +265,7 @@ function running(
   return {
     config,
     listeners,
-    writer,
+    store,
     app,
     mqtt,
     messaging,
@@ -289,12 +278,11 @@ function running(
         listeners.stopAccepting();
         mqtt.stop();
         messaging.stop();
-        await writer.close(config.timeouts.shutdown_drain_seconds * 1000);
+        await store.drain(config.timeouts.shutdown_drain_seconds * 1000);
         await mqtt.settle(SETTLE_MS);
         await broker.close();
         await listeners.close();
-        await checkpointer.close();
-        reader.close();
+        await store.close(0);
         log.info("nixmsg stopped");
       })();
       return closing;

@@ -1,5 +1,5 @@
 import type { App } from "./app_context.ts";
-import { grantState, type TalkVerdict } from "../store/ops/talk.ts";
+import type { TalkVerdict } from "../store/ops/talk.ts";
 import { ProtocolError } from "../protocol/mod.ts";
 
 /** The main thread's talk-password decision for one sender -> target pair (spec 6.2, 7.3). */
@@ -20,7 +20,7 @@ export async function decideTalk(
   targetId: string,
   password: string | null,
 ): Promise<TalkDecision> {
-  const st = grantState(app.reader, senderId, targetId);
+  const st = await app.store.query("talk.grant_state", { senderId, targetId });
   if (!st.found || senderId === targetId) {
     return { verdict: "no_password", expectedVersion: st.talkVersion };
   }

@@ -6,7 +6,7 @@ export interface ParsedArgs {
 }
 
 /** Options that take a value; every other `--x` is a boolean flag. */
-const VALUE_OPTIONS = new Set(["out", "listen"]);
+const VALUE_OPTIONS = new Set(["out", "listen", "to"]);
 
 /**
  * Splits argv into positional words, boolean flags and valued options.

@@ -9,8 +9,10 @@ import { migrate } from "../store/migrations.ts";
 import { openDb } from "../store/db.ts";
 import { backupDatabase } from "../store/backup.ts";
 import { type AuditEntry, recordAuditRow } from "../store/ops/audit.ts";
+import { backupRefusal, openStore } from "../store/store_factory.ts";
+import { storeCopy } from "./store_copy.ts";
 import { setAdminPassword } from "../store/ops/admin.ts";
-import { readSetting } from "../app/settings.ts";
+import { readSetting } from "../store/queries/settings.ts";
 import { PasswordPool } from "../auth/password_pool.ts";
 import { randomPassword } from "../auth/generate.ts";
 import { adminPasswordProblem } from "../auth/admin_password.ts";
@@ -69,6 +71,14 @@ async function storeAdminPassword(
   audit: AuditEntry | null,
 ): Promise<number> {
   const phc = await new PasswordPool({ size: 1 }).hash(password);
+  if (config.store.kind !== "sqlite") {
+    return await withStore(config, async (store) => {
+      const r = await store.run("admin.password_set", { passwordHash: phc, keepSessionHash: "" });
+      // A second write: the audit row follows the committed change, as the server's rows do.
+      if (audit !== null) await store.run("audit.record", audit);
+      return r.sessionsEnded;
+    });
+  }
   const db = await openMigrated(config);
   try {
     db.exec("BEGIN IMMEDIATE");
@@ -88,7 +98,26 @@ async function storeAdminPassword(
   }
 }
 
+/** Runs `fn` on the configured store (PostgreSQL; SQLite uses its file directly). */
+async function withStore<T>(
+  config: Config,
+  fn: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>,
+): Promise<T> {
+  const store = await openStore(config, { log: new Logger(config.log.level) });
+  try {
+    return await fn(store);
+  } finally {
+    await store.close(10_000);
+  }
+}
+
 async function adminInitialized(config: Config): Promise<boolean> {
+  if (config.store.kind !== "sqlite") {
+    return await withStore(
+      config,
+      async (store) => (await store.query("settings.get", { key: "admin_password_hash" })) !== null,
+    );
+  }
   const db = await openMigrated(config);
   try {
     return readSetting(db, "admin_password_hash") !== null;
@@ -104,6 +133,12 @@ function cliAudit(action: string, target: string, result: string): AuditEntry {
 
 /** Stores one CLI audit row in its own transaction (the server may be running: WAL, busy_timeout). */
 async function storeCliAudit(config: Config, entry: AuditEntry): Promise<void> {
+  if (config.store.kind !== "sqlite") {
+    await withStore(config, async (store) => {
+      await store.run("audit.record", entry);
+    });
+    return;
+  }
   const db = await openMigrated(config);
   try {
     recordAuditRow(db, entry, Date.now());
@@ -132,6 +167,15 @@ async function adminInit(config: Config, io: Io): Promise<number> {
 
 /** Runs the server on `config` until SIGINT or SIGTERM; `serve` and `quickstart` end here. */
 async function serveWith(config: Config, io: Io): Promise<number> {
+  // issue 30: the configuration of a cluster is read and checked, but nodes cannot route to
+  // each other yet. Serving alone would look like a cluster and lose cross-node deliveries.
+  if (config.cluster.nats_url !== "") {
+    io.err(
+      "cluster.nats_url is set, but running several nodes is not built yet (issue 30).\n" +
+        "Unset cluster.nats_url (and NIXMSG_NATS_URL) to serve this node alone.",
+    );
+    return 1;
+  }
   const selfCheck = await argon2SelfCheck(new PasswordPool({ size: 1 }));
   if (selfCheck) {
     io.err(selfCheck);
@@ -143,15 +187,19 @@ async function serveWith(config: Config, io: Io): Promise<number> {
   // Listened for before serving: a SIGTERM right after "nixmsg serving" (or during start-up)
   // still shuts down in order (spec 7.8) instead of ending the process with status 143.
   const signal = stopSignal();
+  // A stop while start-up waits for an unreachable database ends the wait.
+  const cancel = new AbortController();
+  signal.received.then(() => cancel.abort());
   try {
-    const server = await startServer(config, log);
+    const server = await startServer(config, log, { store: { signal: cancel.signal } });
     await signal.received;
     await server.close();
     return 0;
   } catch (err) {
     if (err instanceof StartupError) {
       io.err(err.message);
-      return 1;
+      // A stop asked for while start-up waited for the database is a clean stop.
+      return cancel.signal.aborted ? 0 : 1;
     }
     log.error("startup failed", { error: (err as Error).message });
     io.err(`Cannot start: ${(err as Error).message}`);
@@ -274,6 +322,11 @@ export const commands: Record<string, Command> = {
       if (!out) throw new UsageError("backup needs --out FILE");
       const config = await configOrExit(io);
       if (!config) return 1;
+      const refused = backupRefusal(config);
+      if (refused !== null) {
+        io.err(`Backup refused: ${refused.message}`);
+        return 1;
+      }
       try {
         await backupDatabase(dbPath(config.data_dir), out);
       } catch (err) {
@@ -288,6 +341,22 @@ export const commands: Record<string, Command> = {
       await storeCliAudit(config, cliAudit("backup", out, "ok"));
       io.out(`Backup written to ${out}`);
       return 0;
+    },
+  },
+  "store copy": {
+    usage: "nixmsg store copy --to URL",
+    summary: "Copy the stopped SQLite database into an empty PostgreSQL one",
+    help: "Copies every table of <data_dir>/nixmsg.db (endpoints, sessions, groups, messages,\n" +
+      "deliveries, receipts, settings, tokens) into the empty database at URL, with a progress\n" +
+      "line per table and a count check at the end (exit 1 when a count differs).\n" +
+      "The server must be stopped. URL is postgres://… or postgresql://…, or file:PATH for a\n" +
+      "new SQLite file. Then set store.kind: postgres and store.postgres_url.",
+    async run(args, io) {
+      const to = args.options.get("to");
+      if (!to) throw new UsageError("store copy needs --to URL");
+      const config = await configOrExit(io);
+      if (!config) return 1;
+      return await storeCopy(config, to, io);
     },
   },
   "check-config": {

@@ -10,8 +10,6 @@
  * {@linkcode HISTORY_SETTLE_MS} before the sample is taken: a row is counted once it has committed.
  */
 import type { App } from "../app/app_context.ts";
-import { prepareCached } from "../store/db.ts";
-import { overviewCounts } from "../store/queries/admin.ts";
 import type { HistoryGauges, HistorySample, HistoryView } from "./history_schema.ts";
 
 /** Default sampling period. */
@@ -27,9 +25,9 @@ export type { HistoryGauges, HistorySample, HistoryView } from "./history_schema
 /** The sampler of one server. */
 export interface MetricsHistory {
   /** The samples newer than `since` (all when omitted) and the current gauges. */
-  view(since?: number): HistoryView;
+  view(since?: number): Promise<HistoryView>;
   /** Takes a sample now (the timer calls this; tests may too). */
-  sample(): HistorySample | null;
+  sample(): Promise<HistorySample | null>;
   /** Stops the timer and the writer subscription. */
   close(): void;
 }
@@ -40,31 +38,24 @@ export interface HistoryOptions {
   spanMs?: number;
 }
 
-const SQL_SUBMITTED = `SELECT count(*) AS n FROM messages WHERE created_at > ? AND created_at <= ?`;
-const SQL_OUTCOMES = `SELECT state, reason, count(*) AS n FROM deliveries
-  WHERE updated_at > ? AND updated_at <= ? AND state <> 'pending' GROUP BY state, reason`;
-const SQL_LATENCY_AT = `SELECT updated_at - send_at AS ms FROM deliveries
-  WHERE state <> 'pending' AND +state = 'accepted' AND updated_at > ? AND updated_at <= ?
-  ORDER BY ms LIMIT 1 OFFSET ?`;
-
 /** The `q` quantile (0..1) rank among `n` sorted values, nearest-rank. */
 export function quantileRank(n: number, q: number): number {
   return Math.min(n - 1, Math.max(0, Math.ceil(q * n) - 1));
 }
 
 /** Reads the gauges of `app` now. */
-export function readGauges(app: App): HistoryGauges {
+export async function readGauges(app: App): Promise<HistoryGauges> {
   let online = 0;
   for (const conn of app.conns.all()) {
     if (conn.handshaken && app.conns.isCurrent(conn.endpointId, conn.code)) online++;
   }
-  const counts = overviewCounts(app.reader);
+  const counts = await app.store.query("admin.overview_counts", {});
   return {
     connections: { ws: app.broker.clientCount("ws"), tcp: app.broker.clientCount("tcp") },
     online,
     pending_deliveries: counts.pending_deliveries,
     scheduled_messages: counts.scheduled_messages,
-    writer_queue: app.writer.queueLength,
+    writer_queue: app.store.queueLength,
   };
 }
 
@@ -86,59 +77,58 @@ export function startMetricsHistory(app: App, opts: HistoryOptions = {}): Metric
   let commitMsSum = 0;
   let commitMsMax = 0;
 
-  const unsubscribe = app.writer.onCommit((info) => {
+  const unsubscribe = app.store.onCommit((info) => {
     if (!info.ok) return;
     commits++;
     commitMsSum += info.ms;
     commitMsMax = Math.max(commitMsMax, info.ms);
   });
 
-  function sample(): HistorySample | null {
+  let sampling = false;
+  async function sample(): Promise<HistorySample | null> {
+    // One at a time: a slow store must not let timer ticks pile up samples of one window.
+    if (sampling) return null;
+    sampling = true;
     const t = Math.max(app.clock() - HISTORY_SETTLE_MS, last + 1);
     const from = last;
     const windowMs = t - from;
     let s: HistorySample;
     try {
-      const db = app.reader;
-      const submitted = Number(
-        (prepareCached(db, SQL_SUBMITTED).get(from, t) as { n: number }).n,
-      );
-      const rows = prepareCached(db, SQL_OUTCOMES).all(from, t) as {
-        state: string;
-        reason: string;
-        n: number;
-      }[];
+      const counts = await app.store.query("metrics.window_counts", { from, to: t });
       const outcomes = { accepted: 0, expired: 0, dropped: 0, rejected: 0 };
       const byReason: Record<string, number> = {};
-      for (const r of rows) {
-        const n = Number(r.n);
+      for (const r of counts.outcomes) {
+        const n = r.n;
         if (r.state in outcomes) outcomes[r.state as keyof typeof outcomes] += n;
         if (r.state !== "rejected") continue;
         const reason = r.reason || "other";
         byReason[reason] = (byReason[reason] ?? 0) + n;
       }
-      const at = (rank: number) =>
-        (prepareCached(db, SQL_LATENCY_AT).get(from, t, rank) as { ms: number } | undefined)?.ms ??
-          null;
       const acc = outcomes.accepted;
+      const [p50, p99] = acc === 0 ? [null, null] : await app.store.query(
+        "metrics.latency_at_ranks",
+        { from, to: t, ranks: [quantileRank(acc, 0.5), quantileRank(acc, 0.99)] },
+      );
       s = {
         t,
         window_ms: windowMs,
-        ...readGauges(app),
-        submitted_per_s: submitted / (windowMs / 1000),
+        ...(await readGauges(app)),
+        submitted_per_s: counts.submitted / (windowMs / 1000),
         delivered_per_s: acc / (windowMs / 1000),
         outcomes,
         rejected_by_reason: byReason,
         commits,
         commit_ms_avg: commits === 0 ? null : commitMsSum / commits,
         commit_ms_max: commits === 0 ? null : commitMsMax,
-        latency_ms_p50: acc === 0 ? null : at(quantileRank(acc, 0.5)),
-        latency_ms_p99: acc === 0 ? null : at(quantileRank(acc, 0.99)),
+        latency_ms_p50: p50,
+        latency_ms_p99: p99,
       };
     } catch (err) {
       // A closed or failing read connection: skip this sample, /readyz reports the database.
       app.log.warn("metrics history: sample failed", { error: (err as Error).message });
       return null;
+    } finally {
+      sampling = false;
     }
     last = t;
     commits = 0;
@@ -149,16 +139,17 @@ export function startMetricsHistory(app: App, opts: HistoryOptions = {}): Metric
     return s;
   }
 
-  const timer = setInterval(sample, intervalMs);
+  const timer = setInterval(() => void sample(), intervalMs);
   Deno.unrefTimer(timer);
 
   return {
     sample,
-    view(since) {
+    async view(since) {
+      const gauges = await readGauges(app);
       return {
         interval_ms: intervalMs,
         span_ms: spanMs,
-        now: { t: app.clock(), ...readGauges(app) },
+        now: { t: app.clock(), ...gauges },
         samples: since === undefined ? [...samples] : samples.filter((s) => s.t > since),
       };
     },

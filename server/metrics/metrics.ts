@@ -9,7 +9,6 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { App } from "../app/app_context.ts";
 import { isErrorCode } from "../protocol/mod.ts";
-import { overviewCounts } from "../store/queries/admin.ts";
 import { VERSION } from "../version.ts";
 
 /** Seconds; from a few ms (an online push) to the 5-minute ack timeout (spec 6.3). */
@@ -83,7 +82,13 @@ export type ClosedConnectionReason =
   | "http_deadline"
   | "http_cap"
   | "total_cap"
-  | "ip_cap";
+  | "ip_cap"
+  | "http_ip_cap"
+  | "unauthenticated_ip_cap"
+  | "auth_deadline"
+  | "conn_rate"
+  | "conn_rate_ip"
+  | "connect_size";
 
 /** Counts one connection the listener closed to protect the server (issues 10 and 18). */
 export function countClosedConnection(reason: ClosedConnectionReason): void {
@@ -117,6 +122,25 @@ export function setOpenConnections(n: number): void {
 export function setAcceptImpaired(listener: string, impaired: boolean): void {
   acceptImpaired.set({ listener }, impaired ? 1 : 0);
   if (impaired) acceptOutages.inc({ listener });
+}
+
+const readyGauge = new Gauge({
+  name: "nixmsg_store_ready",
+  help: "1 while the last readiness verdict on the database was ready, else 0",
+  registers: [shared],
+});
+const notReady = new Counter({
+  name: "nixmsg_store_not_ready_total",
+  help: "Times the database became not ready, by reason (commit_failed, probe_failed)",
+  labelNames: ["reason"] as const,
+  registers: [shared],
+});
+readyGauge.set(1);
+
+/** Marks the database ready or not (issue 28); a change to not ready is counted with `reason`. */
+export function setStoreReady(ready: boolean, reason?: "commit_failed" | "probe_failed"): void {
+  readyGauge.set(ready ? 1 : 0);
+  if (!ready && reason !== undefined) notReady.inc({ reason });
 }
 
 /** Records the time from a delivery's due time to its first push, in ms (spec 4.3). */
@@ -191,7 +215,7 @@ export function createServerMetrics(app: App): ServerMetrics {
     help: "Write ops queued or in flight",
     registers,
     collect() {
-      this.set(app.writer.queueLength);
+      this.set(app.store.queueLength);
     },
   });
   const commitSeconds = new Histogram({
@@ -237,7 +261,7 @@ export function createServerMetrics(app: App): ServerMetrics {
       this.set(app.pool.active);
     },
   });
-  const unsubscribe = app.writer.onCommit((info) => {
+  const unsubscribe = app.store.onCommit((info) => {
     commits.inc({ result: info.ok ? "ok" : "failed" });
     if (!info.ok) return;
     commitSeconds.observe(info.ms / 1000);
@@ -248,7 +272,7 @@ export function createServerMetrics(app: App): ServerMetrics {
     contentType: registry.contentType,
     async render() {
       try {
-        const c = overviewCounts(app.reader);
+        const c = await app.store.query("admin.overview_counts", {});
         endpoints.set(c.endpoints);
         pending.set(c.pending_deliveries);
         scheduled.set(c.scheduled_messages);

@@ -55,6 +55,19 @@ CREATE TABLE audit_log (
 CREATE INDEX idx_audit_at ON audit_log(at);
 `;
 
+// Migration 7 (issue 30): node leases.
+// A node renews its row while it runs; a row whose `lease_until` has passed is a dead node.
+const SCHEMA_V7_SQL = `
+CREATE TABLE nodes (
+  node_id TEXT PRIMARY KEY,
+  address TEXT NOT NULL,
+  version TEXT NOT NULL,
+  started_at INTEGER NOT NULL,
+  lease_until INTEGER NOT NULL,
+  renewed_at INTEGER NOT NULL
+);
+`;
+
 /** One embedded schema step (spec 7.7: migrations are embedded, ordered SQL). */
 export interface Migration {
   readonly version: number;
@@ -70,6 +83,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 4, name: "exact send quota counters", sql: SCHEMA_V4_SQL },
   { version: 5, name: "indexes that hold only the rows their queries read", sql: SCHEMA_V5_SQL },
   { version: 6, name: "audit log", sql: SCHEMA_V6_SQL },
+  { version: 7, name: "node leases", sql: SCHEMA_V7_SQL },
 ];
 
 /** The schema version this build expects. */

@@ -30,6 +30,7 @@ const TABLES = [
   "schema_migrations",
   "quota_counts",
   "audit_log",
+  "nodes",
 ];
 const INDEXES = [
   "idx_messages_due",
@@ -83,15 +84,15 @@ Deno.test("a new database gets every table and index of spec 7.7 without a backu
   withDir(async (dir) => {
     const path = join(dir, "nixmsg.db");
     const result = await migrate(path, { backupDir: join(dir, "backup"), now: NOW });
-    assert.deepEqual(result, { from: 0, to: 6, backupPath: null });
-    assert.equal(SCHEMA_VERSION, 6);
-    assert.equal(MIGRATIONS.length, 6);
+    assert.deepEqual(result, { from: 0, to: 7, backupPath: null });
+    assert.equal(SCHEMA_VERSION, 7);
+    assert.deepEqual(MIGRATIONS.map((m) => m.version), [1, 2, 3, 4, 5, 6, 7]);
     assert.equal(existsSync(join(dir, "backup")), false);
     readDb(path, (db) => {
       // Migration 2 rebuilt two tables, which moves them in sqlite_master: compare as sets.
       assert.deepEqual(names(db, "table").sort(), [...TABLES].sort());
       assert.deepEqual(names(db, "index").sort(), [...INDEXES].sort());
-      assert.equal(currentVersion(db), 6);
+      assert.equal(currentVersion(db), 7);
       const rows = db.prepare("SELECT version, applied_at FROM schema_migrations ORDER BY version")
         .all();
       assert.deepEqual(rows.map((r) => ({ ...r })), [
@@ -101,6 +102,7 @@ Deno.test("a new database gets every table and index of spec 7.7 without a backu
         { version: 4, applied_at: NOW },
         { version: 5, applied_at: NOW },
         { version: 6, applied_at: NOW },
+        { version: 7, applied_at: NOW },
       ]);
     });
   }));
@@ -110,7 +112,7 @@ Deno.test("an up-to-date database is left alone", () =>
     const path = join(dir, "nixmsg.db");
     await migrate(path, { backupDir: join(dir, "backup"), now: NOW });
     const again = await migrate(path, { backupDir: join(dir, "backup"), now: NOW + 1 });
-    assert.deepEqual(again, { from: 6, to: 6, backupPath: null });
+    assert.deepEqual(again, { from: 7, to: 7, backupPath: null });
     assert.equal(existsSync(join(dir, "backup")), false);
   }));
 

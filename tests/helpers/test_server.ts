@@ -8,6 +8,8 @@ import { migrate } from "../../server/store/migrations.ts";
 import { openDb } from "../../server/store/db.ts";
 import { setSetting } from "../../server/store/ops/settings.ts";
 import { PasswordPool } from "../../server/auth/password_pool.ts";
+import type { DatabaseSync } from "node:sqlite";
+import type { SqliteStore } from "../../server/store/sqlite_store.ts";
 
 /** A cheap argon2id for tests (the spec parameters are exercised in server/auth tests). */
 export const TEST_POOL_PARAMS = { memoryCost: 1024, timeCost: 1 };
@@ -24,6 +26,8 @@ export interface TestServer {
   tcpUrl: string;
   /** http://127.0.0.1:port */
   httpUrl: string;
+  /** The SQLite store's read connection, for assertions on stored rows (SQLite only). */
+  readonly reader: DatabaseSync;
   /** Creates an endpoint directly through the writer (admin provisioning comes later). */
   createEndpoint(id: string, password: string, fields?: { enabled?: boolean }): Promise<void>;
   /** Writes a `settings` row through the writer. */
@@ -84,8 +88,11 @@ export async function startTestServer(
     wsUrl: `ws://127.0.0.1:${port}/mqtt`,
     tcpUrl: `mqtt://127.0.0.1:${port}`,
     httpUrl: `http://127.0.0.1:${port}`,
+    get reader() {
+      return (server.store as SqliteStore).reader;
+    },
     async createEndpoint(id, password, fields = {}) {
-      await server.writer.run("endpoint.create", {
+      await server.store.run("endpoint.create", {
         id,
         name: id,
         remark: "",
@@ -94,14 +101,12 @@ export async function startTestServer(
         talkHash: null,
         defaultDelayMs: 0,
       });
-      if (fields.enabled === false) {
-        const w = openDb(dbPath(dir));
-        w.prepare("UPDATE endpoints SET enabled = 0 WHERE id = ?").run(id);
-        w.close();
-      }
+      // Through the store, so the helper works with either store.kind (a fresh endpoint has
+      // nothing to revoke).
+      if (fields.enabled === false) await server.store.run("endpoint.disable", { endpointId: id });
     },
     async setSetting(key, value) {
-      await server.writer.run("settings.set", { key, value });
+      await server.store.run("settings.set", { key, value });
     },
     close: () => server.close(),
   };

@@ -1,5 +1,6 @@
 // A TypeScript SDK client for the Go SDK's interop test: it logs in, prints `{"ready":true}`,
-// then answers every message with "echo: <text>" (text) or the same bytes (binary), and prints
+// then answers every message with "echo: <text>" (text) or the same bytes (binary), with the
+// message's meta (the README example's marker), and prints
 // each received message as one JSON line. Run with Deno from the repository root:
 //   deno run --allow-all --frozen --config deno.json sdk/go/testdata/ts_peer.ts URL ID PASSWORD
 import { NixMsgClient } from "../../ts/src/index.ts";
@@ -16,8 +17,9 @@ client.onMessage(async (msg) => {
     contentType: msg.contentType,
     meta: msg.meta,
   }));
-  if (text) await client.send(msg.from, `echo: ${msg.body}`);
-  else await client.send(msg.from, msg.body, { contentType: msg.contentType });
+  const meta = msg.meta ? { meta: msg.meta } : {};
+  if (text) await client.send(msg.from, `echo: ${msg.body}`, meta);
+  else await client.send(msg.from, msg.body, { contentType: msg.contentType, ...meta });
 });
 await client.ready();
 console.log(JSON.stringify({ ready: true }));

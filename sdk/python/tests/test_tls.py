@@ -119,5 +119,10 @@ def test_an_untrusted_certificate_is_refused_and_retried(
     ep = harness.endpoint()
     t = clients.track(f"wss://127.0.0.1:{tls_proxy.port}/mqtt", ep.id, password=ep.password)
     ev = t.states.wait_for(lambda s: s.state == "reconnecting", "reconnecting")
-    assert ev.reason == "network_error"
+    assert ev.reason == "tls_error"
+    assert ev.error is not None and ev.error.code == nixmsg.codes.NETWORK
+    assert isinstance(ev.error.__cause__, ssl.SSLCertVerificationError), repr(ev.error.__cause__)
+    with pytest.raises(nixmsg.RequestTimeoutError) as late:
+        t.client.ready(timeout=0.5)
+    assert late.value.__cause__ is not None and isinstance(late.value.__cause__.__cause__, ssl.SSLError)
     assert t.states.count(lambda s: s.state == "online") == 0

@@ -45,8 +45,9 @@ def test_dedup_drops_the_oldest_beyond_capacity() -> None:
     assert seen.get(message_key("a", "2")) == "acked"
     seen.delete(message_key("a", "2"))
     assert seen.get(message_key("a", "2")) is None
-    with pytest.raises(ValueError):
+    with pytest.raises(nixmsg.ConfigError) as err:
         DedupCache(0)
+    assert err.value.code == nixmsg.codes.BAD_REQUEST
 
 
 def test_send_queue_replays_in_flight_sends_with_the_same_id_and_content() -> None:
@@ -108,9 +109,9 @@ def test_local_size_checks_match_the_server() -> None:
     with pytest.raises(LimitError) as surrogate:
         build_send_frame("b", "\ud800", opts, limits, 0)
     assert surrogate.value.code == "bad_request"
-    with pytest.raises(LimitError) as both:
-        build_send_frame("b", "x", SendOptions(delay=1, send_at=1), limits, 0)
-    assert both.value.code == "bad_request"
+    with pytest.raises(nixmsg.ConfigError) as both:
+        SendOptions(delay=1, send_at=1)
+    assert both.value.code == nixmsg.codes.BAD_REQUEST
     small = Limits(max_body_bytes=10, max_meta_bytes=10, max_frame_bytes=1000)
     with pytest.raises(LimitError):
         build_send_frame("b", "x" * 11, opts, small, 0)
@@ -134,7 +135,9 @@ class _Recorder:
     def __init__(self) -> None:
         self.online: list[tuple[float, str | None]] = []
 
-    def link_state(self, state: str, reason: str, retry_in: float | None) -> None:
+    def link_state(
+        self, state: str, reason: str, retry_in: float | None, error: BaseException | None = None
+    ) -> None:
         pass
 
     def link_online(self, hello: dict[str, Any], offset_ms: float, token: str | None) -> None:
@@ -207,8 +210,9 @@ def test_addresses() -> None:
     assert connection_address("mqtt://h:1").url == "ws://h:1/mqtt"
     assert register_url("wss://relay.example:7443/mqtt") == "https://relay.example:7443/api/client/register"
     assert register_url("mqtt://10.0.0.5:7443") == "http://10.0.0.5:7443/api/client/register"
-    with pytest.raises(ValueError):
+    with pytest.raises(nixmsg.ConfigError) as err:
         connection_address("ftp://h")
+    assert err.value.code == nixmsg.codes.BAD_REQUEST
 
 
 def test_listeners_hand_events_fired_before_the_first_callback_to_it_in_order() -> None:
@@ -245,3 +249,11 @@ def test_listeners_hand_events_fired_before_the_first_callback_to_it_in_order() 
         return seen + ["|"] + late
 
     assert asyncio.run(scenario()) == ["connecting", "online", "reconnecting", "online", "|", "online"]
+
+
+def test_the_code_constants_cover_spec_6_10_and_the_sdk_codes() -> None:
+    assert len(nixmsg.codes.SERVER_CODES) == 23
+    assert nixmsg.errors.LOCAL_CODES == nixmsg.codes.SDK_CODES
+    assert nixmsg.codes.SERVER_CODES.isdisjoint(nixmsg.codes.SDK_CODES)
+    exported = {v for k, v in vars(nixmsg.codes).items() if k.isupper() and isinstance(v, str)}
+    assert exported == nixmsg.codes.ALL_CODES

@@ -97,6 +97,8 @@ export class NixMsgClient extends ClientCore {
    * pushes the message again after the reconnect.
    */
   ack(message: Pick<T.Message, "from" | "id">): Promise<void> {
+    const stopped = this.stopError;
+    if (stopped) return Promise.reject(stopped);
     return this.receiver.ack(message);
   }
 
@@ -162,6 +164,7 @@ export class NixMsgClient extends ClientCore {
    * fail with `closed`.
    */
   async logout(): Promise<void> {
+    if (this.stopError) throw this.stopError;
     // The server closes the connection after its response: that close must not reconnect.
     await this.stopWith(
       { state: "offline", reason: "logout" },

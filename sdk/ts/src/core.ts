@@ -13,6 +13,8 @@ import * as wire from "./wire.ts";
 
 /** The `client` name sent in `hello` (spec 6.1). */
 export const CLIENT_NAME = "ts-sdk/0.1.0";
+/** How long `close()` waits for in-flight acks and requests by default. */
+export const CLOSE_TIMEOUT_MS = 5000;
 /**
  * The machinery behind {@link NixMsgClient}: the connection loop, the send queue, the receiver
  * and the request matching. Applications use `NixMsgClient`.
@@ -35,6 +37,10 @@ export class ClientCore {
   #issuedToken: string | null = null;
   #rid = 0;
   #pumpTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Set when `close()` began: new calls fail with it while in-flight ones drain. */
+  #closingError: NixMsgError | null = null;
+  #closing: Promise<void> | null = null;
+  #drained: (() => void) | null = null;
 
   protected constructor(
     url: string,
@@ -44,14 +50,29 @@ export class ClientCore {
   ) {
     const keepalive = o.keepaliveSeconds ?? 30;
     if (!(keepalive >= 10 && keepalive <= 600)) {
-      throw new RangeError("keepaliveSeconds must be 10–600");
+      throw new NixMsgError("bad_request", "keepaliveSeconds must be 10–600");
     }
     const maxReceiveBytes = o.maxReceiveBytes ?? DEFAULT_LIMITS.maxFrameBytes;
     if (!(maxReceiveBytes >= 1024)) {
-      throw new RangeError("maxReceiveBytes must be at least 1024");
+      throw new NixMsgError(
+        "bad_request",
+        "maxReceiveBytes must be at least 1024",
+      );
+    }
+    if (typeof endpointId !== "string" || endpointId === "") {
+      throw new NixMsgError("bad_request", "The endpoint id is empty");
+    }
+    const secret = credential && "password" in credential
+      ? credential.password
+      : credential?.sessionToken;
+    if (typeof secret !== "string" || secret === "") {
+      throw new NixMsgError("bad_request", "The credential is empty");
     }
     this.endpointId = endpointId;
-    this.#pending = new PendingRequests(o.requestTimeoutMs ?? 30_000);
+    this.#pending = new PendingRequests(
+      o.requestTimeoutMs ?? 30_000,
+      () => this.#checkDrained(),
+    );
     this.#onCallbackError = o.onCallbackError ??
       ((err) => console.error("nixmsg: callback failed", err));
     this.#queue = new SendQueue({
@@ -83,7 +104,13 @@ export class ClientCore {
         nextRid: () => this.#nextRid(),
       },
       {
-        state: (state, reason, retryInMs) => this.#setState({ state, reason, retryInMs }),
+        state: (state, reason, retryInMs, error) =>
+          this.#setState({
+            state,
+            reason,
+            retryInMs,
+            ...(error ? { error } : {}),
+          }),
         online: (hello, offset, token) => this.#online(hello, offset, token),
         frame: (frame) => this.#frame(frame),
         down: () => this.#down(new NixMsgError("not_connected", "Connection lost")),
@@ -119,14 +146,47 @@ export class ClientCore {
 
   /**
    * Resolves with the server limits once online (at once when already online); rejects when
-   * the client stops for good first (`kicked`, `auth_failed`, `closed`).
+   * the client stops for good first (`kicked`, `auth_failed`, `closed`). With `timeoutMs`, it
+   * rejects with `timeout` when not online by then; its `cause` is the last connection error
+   * (`network` or `tls`, with the platform's error as their `cause`), so a wrong host or an
+   * untrusted certificate shows instead of a silent retry.
    */
-  ready(): Promise<T.ServerInfo> {
+  ready(options: T.ReadyOptions = {}): Promise<T.ServerInfo> {
     if (this.#state === "online" && this.#info) {
       return Promise.resolve(this.#info);
     }
-    if (this.#stopError) return Promise.reject(this.#stopError);
-    return new Promise((ok, fail) => this.#ready.add({ ok, fail }));
+    const stopped = this.#stopError ?? this.#closingError;
+    if (stopped) return Promise.reject(stopped);
+    const timeoutMs = options.timeoutMs;
+    if (timeoutMs !== undefined && !(timeoutMs >= 0)) {
+      return Promise.reject(
+        new NixMsgError("bad_request", "timeoutMs must be 0 or more"),
+      );
+    }
+    return new Promise((ok, fail) => {
+      const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
+        this.#ready.delete(w);
+        const last = this.#link.lastError;
+        fail(
+          new NixMsgError(
+            "timeout",
+            `Not online after ${timeoutMs} ms` + (last ? `: ${last.message}` : ""),
+            last ? { cause: last } : {},
+          ),
+        );
+      }, timeoutMs);
+      const w = {
+        ok: (i: T.ServerInfo) => {
+          clearTimeout(timer);
+          ok(i);
+        },
+        fail: (e: NixMsgError) => {
+          clearTimeout(timer);
+          fail(e);
+        },
+      };
+      this.#ready.add(w);
+    });
   }
 
   /**
@@ -149,6 +209,7 @@ export class ClientCore {
    * callback returns (or its promise resolves); a throw leaves it unacked for a re-push.
    */
   onMessage(handler: (message: T.Message) => unknown): () => void {
+    // (Listeners.add rejects anything but a function with bad_request.)
     return this.#receiver.messages.add(handler);
   }
 
@@ -189,7 +250,8 @@ export class ClientCore {
     options: T.SendOptions = {},
   ): Promise<T.SendResult> {
     try {
-      if (this.#stopError) throw this.#stopError;
+      const stopped = this.#stopError ?? this.#closingError;
+      if (stopped) throw stopped;
       const limits = this.#info ?? DEFAULT_LIMITS;
       const frame = buildSendFrame(to, body, options, limits, this.#offsetMs);
       const result = this.#queue.add(frame);
@@ -200,9 +262,61 @@ export class ClientCore {
     }
   }
 
-  /** Disconnects and stops for good. Pending sends fail with `closed`. */
-  async close(): Promise<void> {
+  /**
+   * Disconnects and stops for good (spec 9). New calls fail with `closed` at once; sends not
+   * yet published fail with `closed`. The message callback running now is waited for and its
+   * automatic ack is sent; then close waits up to `timeoutMs` (default 5,000) for the acks,
+   * requests and sends in flight to be answered, and fails what is left with `closed`. When it
+   * resolves, the client has cleared its timers and closed its socket (the platform releases
+   * the socket handle within a moment). It can be called any number of times, from
+   * any state and from inside a callback (it does not wait for the callback it is called from;
+   * in an async callback, after an `await`, do not `await` it there).
+   */
+  close(options: T.CloseOptions = {}): Promise<void> {
+    this.#closing ??= this.#close(options.timeoutMs ?? CLOSE_TIMEOUT_MS);
+    return this.#closing;
+  }
+
+  async #close(timeoutMs: number): Promise<void> {
+    if (!this.#stopError) {
+      const closed = new NixMsgError("closed", "Client closed", {
+        reason: "closed",
+      });
+      this.#closingError = closed;
+      this.#queue.closeUnsent(closed);
+      const receiving = this.#receiver.settled();
+      this.#receiver.close();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const bound = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, Math.max(0, timeoutMs));
+      });
+      const drained = receiving.then(() =>
+        new Promise<void>((resolve) => {
+          this.#drained = resolve;
+          this.#checkDrained();
+        })
+      );
+      const done = await Promise.race([
+        drained.then(() => true),
+        bound.then(() => false),
+      ]);
+      clearTimeout(timer);
+      this.#drained = null;
+      // Past the bound, what is left is given up at once: no polite wait for PUBACKs.
+      await this.#link.stop({ state: "offline", reason: "closed" }, !done);
+      return;
+    }
     await this.#link.stop({ state: "offline", reason: "closed" });
+  }
+
+  #checkDrained(): void {
+    if (
+      this.#drained && this.#pending.size === 0 && this.#queue.inFlight === 0
+    ) {
+      const done = this.#drained;
+      this.#drained = null;
+      done();
+    }
   }
 
   /** Starts connecting (once). */
@@ -215,7 +329,15 @@ export class ClientCore {
     type: string,
     fields: Record<string, unknown>,
   ): Promise<Record<string, unknown>> {
+    if (this.#closingError && !this.#stopError) {
+      return Promise.reject(this.#closingError);
+    }
     return this.#request(type, fields);
+  }
+
+  /** The error every call fails with once the client stopped or began closing, else null. */
+  protected get stopError(): NixMsgError | null {
+    return this.#stopError ?? this.#closingError;
   }
 
   /** A new session token from the server: reconnects use it, `onSession` gets it. */
@@ -298,6 +420,7 @@ export class ClientCore {
     if (this.#queue.has(rid)) {
       this.#queue.settle(rid, { ok, data: f.data, error }, Date.now());
       this.#pump();
+      this.#checkDrained();
       return;
     }
     this.#pending.settle(rid, ok, f.data, error);
@@ -335,7 +458,8 @@ export class ClientCore {
 
   #pump(): void {
     clearTimeout(this.#pumpTimer);
-    if (!this.#link.online) return;
+    this.#pumpTimer = undefined;
+    if (!this.#link.online || this.#closingError || this.#stopError) return;
     const now = Date.now();
     for (;;) {
       const next = this.#queue.take(now, () => this.#nextRid());
@@ -350,11 +474,14 @@ export class ClientCore {
 
   #down(error: NixMsgError): void {
     this.#queue.requeueInFlight();
-    this.#pending.failAll(error);
+    this.#pending.failAll(this.#closingError ?? error);
+    this.#checkDrained();
   }
 
   #stopped(cause: StopCause): void {
     clearTimeout(this.#pumpTimer);
+    this.#pumpTimer = undefined;
+    this.#receiver.close();
     const code = cause.state === "offline" ? "closed" : cause.state;
     const error = new NixMsgError(code, `Client stopped: ${cause.reason}`, {
       reason: cause.reason,

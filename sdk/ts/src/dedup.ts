@@ -1,3 +1,5 @@
+import { NixMsgError } from "./errors.ts";
+
 /**
  * A bounded record of what happened to each received item (spec 9 "接收"): insertion ordered,
  * the oldest record is dropped when the capacity (default 10,000) is exceeded.
@@ -15,7 +17,7 @@ export class DedupCache<S> {
 
   constructor(capacity = 10_000) {
     if (!(capacity >= 1)) {
-      throw new RangeError("Dedup capacity must be at least 1");
+      throw new NixMsgError("bad_request", "dedupCapacity must be at least 1");
     }
     this.#capacity = capacity;
   }

@@ -13,8 +13,8 @@
  * @module
  */
 export { CLIENT_NAME, NixMsgClient } from "./client.ts";
-export { NixMsgError } from "./errors.ts";
-export type { ErrorCode, LocalErrorCode, NixMsgErrorOptions, ServerErrorCode } from "./errors.ts";
+export { ErrorCode, NixMsgError } from "./errors.ts";
+export type { LocalErrorCode, NixMsgErrorOptions, ServerErrorCode } from "./errors.ts";
 export { GroupApi } from "./groups.ts";
 export { register } from "./register.ts";
 export { connectionUrl, registerUrl, type Transport } from "./url.ts";

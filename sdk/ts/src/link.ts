@@ -5,6 +5,7 @@
 // Default import: the only form MQTT.js exposes in Node ESM, CJS, Deno and its browser bundle.
 import mqtt, { type IClientOptions, type MqttClient } from "mqtt";
 import { Backoff } from "./backoff.ts";
+import { type NixMsgError, transportError } from "./errors.ts";
 import { tuneStream } from "./transport.ts";
 import { Outbox } from "./outbox.ts";
 import type { Credential } from "./types.ts";
@@ -47,10 +48,16 @@ export interface StopCause {
 /** What a {@link Link} reports to its owner. */
 export interface LinkEvents {
   /** `connecting`, `online` or `reconnecting`; stops are reported by `stopped` only. */
-  state(state: "connecting" | "online" | "reconnecting", reason?: string, retryInMs?: number): void;
+  state(
+    state: "connecting" | "online" | "reconnecting",
+    reason?: string,
+    retryInMs?: number,
+    error?: NixMsgError,
+  ): void;
   /** The handshake succeeded. `token` is the new session token of a password login. */
   online(hello: HelloData, offsetMs: number, token: string | null): void;
   /** A downlink frame other than the `hello` response and `fatal`, while online. */
+  error?: NixMsgError;
   frame(frame: InboundFrame): void;
   /** An online connection was lost; requests in flight will get no response. */
   down(): void;
@@ -76,6 +83,10 @@ export class Link {
   #attemptTimer: ReturnType<typeof setTimeout> | undefined;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
   #ended: Promise<void> = Promise.resolve();
+  /** The error of the last failed connection attempt, until a handshake succeeds. */
+  #lastError: NixMsgError | null = null;
+  /** The error of the current attempt, reported with its `reconnecting`. */
+  #attemptError: NixMsgError | null = null;
 
   constructor(options: LinkOptions, events: LinkEvents) {
     this.#o = options;
@@ -88,6 +99,11 @@ export class Link {
   /** True between a successful `hello` and the loss of that connection. */
   get online(): boolean {
     return this.#online;
+  }
+
+  /** Why the last connection attempt failed (`network`, `tls`); null once online. */
+  get lastError(): NixMsgError | null {
+    return this.#lastError;
   }
 
   /** True once the link stopped for good. */
@@ -130,26 +146,31 @@ export class Link {
     this.#closeMeans = cause;
   }
 
-  /** Stops for good and resolves once the MQTT client has ended. */
-  stop(cause: StopCause): Promise<void> {
+  /**
+   * Stops for good and resolves once the MQTT client has ended. `force` closes the socket
+   * without waiting for a polite MQTT close (what was in flight is given up).
+   */
+  stop(cause: StopCause, force = false): Promise<void> {
     if (this.#stopped) return this.#ended;
     this.#stopped = true;
     clearTimeout(this.#attemptTimer);
     clearTimeout(this.#retryTimer);
     this.#outbox.clear();
     const client = this.#client;
+    const wasOnline = this.#online;
     this.#client = null;
     this.#online = false;
     if (client) {
-      // A clean close sends DISCONNECT; after a refusal there is nothing to be polite to.
-      const force = cause.state !== "offline";
+      // A clean close sends DISCONNECT; after a refusal, or before a handshake, there is
+      // nothing to be polite to.
+      const hard = force || cause.state !== "offline" || !wasOnline;
       this.#ended = new Promise((resolve) => {
         // A graceful end waits for PUBACKs; a stalled connection must not hang close().
         const timer = setTimeout(() => {
           client.stream?.destroy();
           resolve();
         }, CLOSE_WAIT_MS);
-        client.end(force, {}, () => {
+        client.end(hard, {}, () => {
           clearTimeout(timer);
           resolve();
         });
@@ -186,6 +207,7 @@ export class Link {
     // MQTT.js built the stream synchronously and the CONNECT packet is still corked in it.
     tuneStream(client.stream, o.url);
     this.#client = client;
+    this.#attemptError = null;
     let helloRid = "";
     let helloSentAt = 0;
     let dropReason = "connection_closed";
@@ -253,6 +275,7 @@ export class Link {
         return;
       }
       dropReason = typeof code === "number" ? `connack_0x${code.toString(16)}` : "network_error";
+      if (typeof code !== "number") this.#attemptError = transportError(err);
       // Other CONNACK refusals (0x88, 0x89 …) leave the socket open; network errors close it.
       if (typeof code === "number") this.#drop(client, dropReason);
     });
@@ -275,6 +298,7 @@ export class Link {
       return;
     }
     clearTimeout(this.#attemptTimer);
+    this.#lastError = null;
     const hello = frame.data as HelloData;
     const now = Date.now();
     // spec 9 "时间": offset = server_time_ms - (hello sent + response received) / 2.
@@ -307,7 +331,15 @@ export class Link {
       this.#backoff.reset();
     }
     const delay = this.#backoff.next();
-    this.#events.state("reconnecting", reason, delay);
+    const error = this.#attemptError ?? undefined;
+    this.#attemptError = null;
+    if (error) this.#lastError = error;
+    else if (!wasOnline) {
+      this.#lastError = transportError(
+        new Error(`Connection ended: ${reason}`),
+      );
+    }
+    this.#events.state("reconnecting", reason, delay, error);
     this.#retryTimer = setTimeout(() => {
       if (!this.#stopped) this.#open();
     }, delay);

@@ -1,3 +1,5 @@
+import { NixMsgError } from "./errors.ts";
+
 /** A set of application callbacks; `add` returns the function that removes the callback. */
 export class Listeners<A> {
   readonly #set = new Set<(arg: A) => unknown>();
@@ -8,7 +10,11 @@ export class Listeners<A> {
     return this.#set.size;
   }
 
+  /** Adds a callback; anything but a function fails with `bad_request`. */
   add(fn: (arg: A) => unknown): () => void {
+    if (typeof fn !== "function") {
+      throw new NixMsgError("bad_request", "A callback must be a function");
+    }
     this.#set.add(fn);
     const waiters = this.#waiters;
     this.#waiters = [];
@@ -24,9 +30,19 @@ export class Listeners<A> {
     return new Promise((resolve) => this.#waiters.push(resolve));
   }
 
-  /** Calls every callback in turn, awaiting each; the first error propagates. */
-  async run(arg: A): Promise<void> {
-    for (const fn of [...this.#set]) await fn(arg);
+  /**
+   * Calls every callback in turn, awaiting each that returns a promise; the first error
+   * propagates. When no callback returns a promise, it all happens synchronously (and a throw
+   * is thrown), so that what follows the callbacks runs before anything they queued.
+   */
+  run(arg: A): void | Promise<void> {
+    const fns = [...this.#set];
+    for (const [i, fn] of fns.entries()) {
+      const r = fn(arg);
+      if (r instanceof Promise) {
+        return r.then(() => runFrom(fns.slice(i + 1), arg));
+      }
+    }
   }
 
   /** Calls every callback synchronously; errors go to `onError`. */
@@ -40,4 +56,8 @@ export class Listeners<A> {
       }
     }
   }
+}
+
+async function runFrom<A>(fns: ((arg: A) => unknown)[], arg: A): Promise<void> {
+  for (const fn of fns) await fn(arg);
 }

@@ -42,6 +42,12 @@ export class Receiver {
   readonly #receiptsSeen: DedupCache<"handling" | "done">;
   #chain: Promise<void> = Promise.resolve();
   #held: [Message, string][] = [];
+  /** Set by {@link close}: nothing more reaches the application. */
+  #closed = false;
+  /** The message callback running now, until its ack is sent; null when none runs. */
+  #delivering: Promise<void> | null = null;
+  /** Depth of message callbacks running synchronously right now (a close from inside one). */
+  #inCallback = 0;
 
   constructor(host: ReceiverHost) {
     this.#host = host;
@@ -54,9 +60,30 @@ export class Receiver {
     return this.#chain;
   }
 
+  /**
+   * Stops handing anything to the application: messages and receipts still waiting for their
+   * turn are dropped (unacked, so the server pushes them again at the next login).
+   */
+  close(): void {
+    this.#closed = true;
+    this.#held = [];
+  }
+
+  /**
+   * Resolves once the message callback running now has returned and its automatic ack was
+   * sent (at once when none runs). Called from inside a message callback, it does not wait for
+   * that callback (it could not return first).
+   */
+  settled(): Promise<void> {
+    if (this.#inCallback > 0 || this.#delivering === null) return Promise.resolve();
+    return this.#delivering;
+  }
+
   // Callbacks run one at a time, in arrival order (spec 9).
-  #serial(task: () => Promise<void>): void {
-    this.#chain = this.#chain.then(task).catch((err) => this.#host.onCallbackError(err));
+  #serial(task: () => void | Promise<void>): void {
+    this.#chain = this.#chain.then(() => this.#closed ? undefined : task()).catch((err) =>
+      this.#host.onCallbackError(err)
+    );
   }
 
   /** A `msg` arrived (spec 6.3, 9). */
@@ -74,26 +101,59 @@ export class Receiver {
   }
 
   #enqueue(msg: Message, key: string): void {
-    this.#serial(async () => {
+    this.#serial(() => {
       if (this.#seen.get(key) === "revoked") return; // withdrawn before the app saw it
       if (this.messages.size === 0) {
         this.#hold(msg, key);
         return;
       }
       this.#seen.set(key, "delivered");
-      try {
-        await this.messages.run(msg);
-      } catch (err) {
-        this.#host.onCallbackError(err);
-        // No ack: forget it, so that the server's next push is processed again.
-        if (this.#seen.get(key) === "delivered") this.#seen.delete(key);
-        return;
-      }
-      if (this.#host.ackMode === "auto" && this.#seen.get(key) === "delivered") {
-        this.#seen.set(key, "acked");
-        void this.#ack(msg);
-      }
+      const done = this.#deliver(msg, key);
+      if (done === undefined) return;
+      this.#delivering = done;
+      return done.finally(() => {
+        this.#delivering = null;
+      });
     });
+  }
+
+  /**
+   * Runs the message callbacks, then sends the automatic ack. A callback that returns no
+   * promise is followed by its ack synchronously, before anything the callback queued (a
+   * close, for example) runs; then the result is undefined.
+   */
+  #deliver(msg: Message, key: string): Promise<void> | undefined {
+    let pending: void | Promise<void>;
+    this.#inCallback++;
+    try {
+      pending = this.messages.run(msg);
+    } catch (err) {
+      this.#failed(key, err);
+      return undefined;
+    } finally {
+      this.#inCallback--;
+    }
+    if (pending === undefined) {
+      this.#handled(msg, key);
+      return undefined;
+    }
+    return pending.then(
+      () => this.#handled(msg, key),
+      (err) => this.#failed(key, err),
+    );
+  }
+
+  #handled(msg: Message, key: string): void {
+    if (this.#host.ackMode === "auto" && this.#seen.get(key) === "delivered") {
+      this.#seen.set(key, "acked");
+      void this.#ack(msg);
+    }
+  }
+
+  #failed(key: string, err: unknown): void {
+    this.#host.onCallbackError(err);
+    // No ack: forget it, so that the server's next push is processed again.
+    if (this.#seen.get(key) === "delivered") this.#seen.delete(key);
   }
 
   // Without an onMessage callback, messages wait (unacked) without blocking other events.

@@ -18,9 +18,17 @@ interface Pending {
 export class PendingRequests {
   readonly #timeoutMs: number;
   readonly #map = new Map<string, Pending>();
+  readonly #onSettled: () => void;
 
-  constructor(timeoutMs: number) {
+  /** `onSettled` runs after each request ends (answered, timed out or failed). */
+  constructor(timeoutMs: number, onSettled: () => void = () => {}) {
     this.#timeoutMs = timeoutMs;
+    this.#onSettled = onSettled;
+  }
+
+  /** Requests waiting for their `resp`. */
+  get size(): number {
+    return this.#map.size;
   }
 
   /** Registers `rid` and resolves with `resp.data`; `timeout` when no answer comes in time. */
@@ -29,6 +37,7 @@ export class PendingRequests {
       const timer = setTimeout(() => {
         this.#map.delete(rid);
         reject(new NixMsgError("timeout", `No response to ${type} within ${this.#timeoutMs} ms`));
+        this.#onSettled();
       }, this.#timeoutMs);
       this.#map.set(rid, { resolve, reject, timer });
     });
@@ -44,6 +53,7 @@ export class PendingRequests {
     else {
       p.reject(error ?? new NixMsgError("bad_response", "Request failed without an error"));
     }
+    this.#onSettled();
     return true;
   }
 
@@ -55,5 +65,6 @@ export class PendingRequests {
       clearTimeout(p.timer);
       p.reject(error);
     }
+    if (all.length > 0) this.#onSettled();
   }
 }

@@ -49,7 +49,13 @@ export function buildSendFrame(
     frame.send_at_ms = Math.max(0, Math.round(local + offsetMs));
   }
   if (options.delay !== undefined) {
-    frame.delay_ms = Math.max(0, Math.round(options.delay));
+    if (!(Number.isFinite(options.delay) && options.delay >= 0)) {
+      throw new NixMsgError(
+        "bad_request",
+        "delay must be a number of ms, 0 or more",
+      );
+    }
+    frame.delay_ms = Math.round(options.delay);
   }
   if (options.keep !== undefined || options.ttl !== undefined) {
     // A ttl alone means "keep for that long".

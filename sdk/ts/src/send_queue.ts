@@ -159,6 +159,17 @@ export class SendQueue {
     this.#byRid.clear();
   }
 
+  /**
+   * Ends the sends not published now (waiting for their turn or for a retry) with `error` and
+   * refuses new ones with it; the ones in flight stay until their `resp` or {@link close}.
+   */
+  closeUnsent(error: NixMsgError): void {
+    this.#closed ??= error;
+    const unsent = this.#entries.filter((e) => e.rid === null);
+    this.#entries = this.#entries.filter((e) => e.rid !== null);
+    for (const e of unsent) e.reject(error);
+  }
+
   /** Ends every held send with `error`, and refuses new ones with it (spec 9). */
   close(error: NixMsgError): void {
     this.#closed ??= error;

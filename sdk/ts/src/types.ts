@@ -43,8 +43,24 @@ export interface ConnectionEvent {
   readonly reason?: string;
   /** For `reconnecting`: the delay before the next attempt, in ms. */
   readonly retryInMs?: number;
-  /** For `kicked` and `auth_failed`: the error pending calls were failed with. */
+  /**
+   * For `kicked` and `auth_failed`: the error pending calls were failed with. For
+   * `reconnecting` after a failed attempt: why it failed (`network` or `tls`, the platform's
+   * error as `cause`).
+   */
   readonly error?: NixMsgError;
+}
+
+/** Options of `ready()`. */
+export interface ReadyOptions {
+  /** Reject with `timeout` (the last connection error as `cause`) when not online by then. */
+  readonly timeoutMs?: number;
+}
+
+/** Options of `close()`. */
+export interface CloseOptions {
+  /** How long to wait for acks, requests and sends in flight (default 5,000 ms). */
+  readonly timeoutMs?: number;
 }
 
 /** Limits and facts from the handshake response (spec 6.1). */

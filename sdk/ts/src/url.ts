@@ -1,5 +1,7 @@
 /** Address derivation: the MQTT connection URL and the registration URL (spec 6.9, 9). */
 
+import { NixMsgError } from "./errors.ts";
+
 /** How the SDK reaches the server (spec 9: WebSocket unless TCP is asked for). */
 export type Transport = "websocket" | "tcp";
 
@@ -16,11 +18,16 @@ function parse(url: string): URL {
   let u: URL;
   try {
     u = new URL(url);
-  } catch {
-    throw new TypeError(`Cannot parse server URL: ${url}`);
+  } catch (err) {
+    throw new NixMsgError("bad_request", `Cannot parse server URL: ${url}`, {
+      cause: err,
+    });
   }
   if (!(u.protocol in SECURE)) {
-    throw new TypeError(`Unsupported server URL scheme: ${u.protocol}`);
+    throw new NixMsgError(
+      "bad_request",
+      `Unsupported server URL scheme: ${u.protocol}`,
+    );
   }
   return u;
 }

@@ -4,8 +4,7 @@ import { encodeFrame } from "../../protocol/mod.ts";
 import type { GroupEventKind, GroupMemberInput } from "../../protocol/frames.ts";
 import type { MemberInput } from "../../store/ops/groups.ts";
 import type { GroupChange } from "../../store/ops/groups.ts";
-import { grantState } from "../../store/ops/talk.ts";
-import { getGroup, listMyGroups } from "../../store/queries/groups.ts";
+import { withMembersOnline } from "../../store/queries/groups.ts";
 import { randomId } from "../../auth/generate.ts";
 import { OpError } from "../../store/op_error.ts";
 
@@ -53,7 +52,7 @@ async function memberInputs(
   const inputs: MemberInput[] = [];
   const failed: { id: string; code: string }[] = [];
   for (const m of members) {
-    const st = grantState(app.reader, callerId, m.id);
+    const st = await app.store.query("talk.grant_state", { senderId: callerId, targetId: m.id });
     if (!st.found || !st.needsPassword) {
       inputs.push({ id: m.id, verdict: "ok" });
       continue;
@@ -115,7 +114,7 @@ const create: Handler<"group.create"> = async ({ app, conn }, frame) => {
   for (let attempt = 0;; attempt++) {
     const groupId = frame.id ?? randomId("g", 8);
     try {
-      const r = await app.writer.run("group.create", {
+      const r = await app.store.run("group.create", {
         ownerId: conn.endpointId,
         groupId,
         name: frame.name,
@@ -136,7 +135,7 @@ const create: Handler<"group.create"> = async ({ app, conn }, frame) => {
 /** spec 6.7 group.add: members join unless their talk password or state refuses them. */
 const add: Handler<"group.add"> = async ({ app, conn }, frame) => {
   const { inputs, failed } = await memberInputs(app, conn.endpointId, frame.members);
-  const r = await app.writer.run("group.add", {
+  const r = await app.store.run("group.add", {
     callerId: conn.endpointId,
     groupId: frame.group_id,
     members: inputs,
@@ -157,7 +156,7 @@ async function change(
 
 const remove: Handler<"group.remove"> = (ctx, f) =>
   change(ctx, f.group_id, () =>
-    ctx.app.writer.run("group.remove", {
+    ctx.app.store.run("group.remove", {
       callerId: ctx.conn.endpointId,
       groupId: f.group_id,
       endpointId: f.endpoint_id,
@@ -167,12 +166,12 @@ const leave: Handler<"group.leave"> = (ctx, f) =>
   change(
     ctx,
     f.group_id,
-    () => ctx.app.writer.run("group.leave", { callerId: ctx.conn.endpointId, groupId: f.group_id }),
+    () => ctx.app.store.run("group.leave", { callerId: ctx.conn.endpointId, groupId: f.group_id }),
   );
 
 const transfer: Handler<"group.transfer"> = (ctx, f) =>
   change(ctx, f.group_id, () =>
-    ctx.app.writer.run("group.transfer", {
+    ctx.app.store.run("group.transfer", {
       callerId: ctx.conn.endpointId,
       groupId: f.group_id,
       endpointId: f.endpoint_id,
@@ -180,7 +179,7 @@ const transfer: Handler<"group.transfer"> = (ctx, f) =>
 
 const rename: Handler<"group.rename"> = (ctx, f) =>
   change(ctx, f.group_id, () =>
-    ctx.app.writer.run("group.rename", {
+    ctx.app.store.run("group.rename", {
       callerId: ctx.conn.endpointId,
       groupId: f.group_id,
       name: f.name,
@@ -191,25 +190,27 @@ const dissolve: Handler<"group.dissolve"> = (ctx, f) =>
     ctx,
     f.group_id,
     () =>
-      ctx.app.writer.run("group.dissolve", { callerId: ctx.conn.endpointId, groupId: f.group_id }),
+      ctx.app.store.run("group.dissolve", { callerId: ctx.conn.endpointId, groupId: f.group_id }),
   );
 
 /** spec 6.7 group.list: my groups, paged by id. */
 const list: Handler<"group.list"> = ({ app, conn }, f) =>
-  Promise.resolve(listMyGroups(app.reader, conn.endpointId, f.cursor, f.limit));
+  app.store.query("group.list_mine", {
+    endpointId: conn.endpointId,
+    cursor: f.cursor,
+    limit: f.limit,
+  });
 
 /** spec 6.7 group.get: group info and paged members; non-members get `not_member`. */
-const get: Handler<"group.get"> = ({ app, conn }, f) =>
-  Promise.resolve().then(() =>
-    getGroup(
-      app.reader,
-      conn.endpointId,
-      f.group_id,
-      f.cursor,
-      f.limit,
-      (id) => app.presence.isOnline(id),
-    )
-  );
+const get: Handler<"group.get"> = async ({ app, conn }, f) => {
+  const g = await app.store.query("group.get", {
+    callerId: conn.endpointId,
+    groupId: f.group_id,
+    cursor: f.cursor,
+    limit: f.limit,
+  });
+  return withMembersOnline(g, (id) => app.presence.isOnline(id));
+};
 
 /** The group frames of spec 6.7. */
 export const groupHandlers: HandlerTable = {

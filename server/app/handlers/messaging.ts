@@ -8,16 +8,13 @@ import {
   resolveSendAt,
 } from "../../protocol/mod.ts";
 import type { SendData } from "../../protocol/frames.ts";
-import { prepareCached } from "../../store/db.ts";
-import { messageStatus } from "../../store/queries/status.ts";
-import { selfRow } from "../endpoint_reads.ts";
+import type { Store } from "../../store/store.ts";
 import { canonicalMeta } from "./meta.ts";
 import { crashPoint } from "../../config/crash_point.ts";
 import { decideTalk, isStale } from "../talk.ts";
 import { msgFieldsOfSend } from "../messaging/frames.ts";
 import type { ClaimedDelivery } from "../../store/ops/deliveries.ts";
-
-const SQL_SEND_KEY_EXISTS = "SELECT 1 AS x FROM send_keys WHERE sender_id = ? AND msg_id = ?";
+import type { ClaimTicket } from "../messaging/push_loop.ts";
 
 /**
  * How a request reaches the writer. The MQTT path passes its connection's pipeline (`write` tells
@@ -25,12 +22,12 @@ const SQL_SEND_KEY_EXISTS = "SELECT 1 AS x FROM send_keys WHERE sender_id = ? AN
  * send on behalf of an endpoint writes directly.
  */
 export interface Pipeline {
-  write: App["writer"]["run"];
+  write: Store["run"];
   earlier(): Promise<void>;
 }
 
 function direct(app: App): Pipeline {
-  return { write: app.writer.run.bind(app.writer), earlier: () => Promise.resolve() };
+  return { write: app.store.run.bind(app.store), earlier: () => Promise.resolve() };
 }
 
 /**
@@ -47,7 +44,7 @@ export async function sendAs(
   const now = app.clock();
   // The endpoint's default delay applies only when the request names no time (spec 6.2).
   const defaultDelay = frame.send_at_ms === null && frame.delay_ms === null
-    ? selfRow(app.reader, senderId)?.default_delay_ms ?? 0
+    ? (await app.store.query("endpoint.self_row", { id: senderId }))?.default_delay_ms ?? 0
     : 0;
   const fingerprint = requestFingerprint(frame);
   const meta = canonicalMeta(frame.meta);
@@ -58,18 +55,27 @@ export async function sendAs(
     const err: ProtocolError = sendAt;
     // A first request with this id may still be in flight on this connection: let it commit.
     await pipe.earlier();
-    if (!prepareCached(app.reader, SQL_SEND_KEY_EXISTS).get(senderId, frame.id)) throw err;
+    if (!(await app.store.query("message.send_key_exists", { senderId, id: frame.id }))) throw err;
     sendAt = now;
   }
+  // A direct message due now may take its online receiver's claim: the submit then also marks
+  // the delivery as pushed, and the push needs no second writer round trip (issue 33).
+  let ticket: ClaimTicket | null = null;
+  let claimed: readonly ClaimedDelivery[] | null = null;
   const submit = async () => {
     // Without a talk password the op decides alone on the write connection (a grant or no
     // password needed), so the main thread reads nothing for it (issue 19).
     // spec 7.3 step 2: a known id is answered from its send key before any talk check, so a
     // repeat never fails on a password (or a lock) that changed after the first commit.
     const talk = frame.to.kind === "endpoint" && frame.talk_password &&
-        !prepareCached(app.reader, SQL_SEND_KEY_EXISTS).get(senderId, frame.id)
+        !(await app.store.query("message.send_key_exists", { senderId, id: frame.id }))
       ? await decideTalk(app, senderId, frame.to.id, frame.talk_password)
       : undefined;
+    // Lent right before the op is queued, so no disconnect op of that connection can be queued
+    // between the two: a mark of a connection gone meanwhile is cleared by its disconnect op.
+    if (ticket === null && frame.to.kind === "endpoint" && sendAt as number <= now) {
+      ticket = app.messaging.lendClaimTo(frame.to.id);
+    }
     return await pipe.write("message.submit", {
       senderId,
       id: frame.id,
@@ -80,23 +86,32 @@ export async function sendAs(
       bodyEnc: frame.body.enc,
       contentType: frame.body.content_type,
       meta,
-      sendAt,
+      sendAt: sendAt as number,
       keep: frame.offline.keep,
       ttlSeconds: frame.offline.ttl_seconds,
       receipt: frame.receipt,
       ...(talk ? { talk } : {}),
+      ...(ticket ? { claim: { connCode: ticket.connCode, limit: ticket.limit } } : {}),
     });
   };
   let r;
   try {
-    r = await submit();
-  } catch (err) {
-    if (!isStale(err)) throw err;
-    r = await submit(); // the target's talk password changed meanwhile: decide once more
-  }
-  crashPoint("send_committed");
-  if (r.state === "dispatched" && !r.duplicate && r.seq !== undefined) {
-    app.messaging.prime(r.seq, msgFieldsOfSend(senderId, frame, meta, r.sendAt));
+    try {
+      r = await submit();
+    } catch (err) {
+      if (!isStale(err)) throw err;
+      r = await submit(); // the target's talk password changed meanwhile: decide once more
+    }
+    crashPoint("send_committed");
+    if (r.claimed !== undefined && r.claimed.length > 0) crashPoint("send_marked");
+    if (r.state === "dispatched" && !r.duplicate && r.seq !== undefined) {
+      app.messaging.prime(r.seq, msgFieldsOfSend(senderId, frame, meta, r.sendAt));
+    }
+    // Committed: whatever happens next, the marked deliveries are pushed (see finally).
+    claimed = r.claimed ?? [];
+  } finally {
+    // After prime: the lent loop builds the frame at once. null: the op failed, nothing marked.
+    (ticket as ClaimTicket | null)?.done(claimed);
   }
   app.messaging.apply({ wake: r.wake, receipts: r.receipts });
   if (r.state === "scheduled") app.messaging.scheduled(r.sendAt);
@@ -136,7 +151,7 @@ export async function recallAs(
   app: App,
   senderId: string,
   id: string,
-  write: App["writer"]["run"] = app.writer.run.bind(app.writer),
+  write: Store["run"] = app.store.run.bind(app.store),
 ) {
   const r = await write("message.recall", { senderId, id });
   app.messaging.apply({
@@ -155,8 +170,13 @@ const recall: Handler<"recall"> = (ctx, frame) =>
   recallAs(ctx.app, ctx.conn.endpointId, frame.id, (op, args) => ctx.write(op, args));
 
 /** spec 6.4: own messages only; no body; records that are gone -> not_found. */
-export function statusAs(app: App, senderId: string, frame: RequestOf<"status">) {
-  const s = messageStatus(app.reader, senderId, frame.id, frame.cursor, frame.limit);
+export async function statusAs(app: App, senderId: string, frame: RequestOf<"status">) {
+  const s = await app.store.query("message.status", {
+    senderId,
+    id: frame.id,
+    cursor: frame.cursor,
+    limit: frame.limit,
+  });
   if (!s) throw new PE("not_found");
   return {
     id: s.id,

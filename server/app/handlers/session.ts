@@ -2,8 +2,6 @@ import type { Handler, HandlerTable } from "../mqtt_app.ts";
 import { encodeFrame, okResp, ProtocolError } from "../../protocol/mod.ts";
 import type { HelloData } from "../../protocol/frames.ts";
 import { VERSION } from "../../version.ts";
-import { selfRow } from "../endpoint_reads.ts";
-import { loginRow } from "../endpoint_reads.ts";
 import { newSessionToken, sha256Hex } from "../../auth/tokens.ts";
 
 /** spec 6.1: the handshake; afterwards the connection is online and pushing may start. */
@@ -28,7 +26,7 @@ const hello: Handler<"hello"> = async ({ app, conn, mqtt }, frame) => {
   if (limit !== null && encodeFrame(okResp(frame.rid, data)).length > limit) {
     throw new ProtocolError("response_too_large");
   }
-  await app.writer.run("endpoint.handshake", { endpointId: conn.endpointId });
+  await app.store.run("endpoint.handshake", { endpointId: conn.endpointId });
   conn.handshaken = true;
   if (conn.helloTimer) clearTimeout(conn.helloTimer);
   conn.helloTimer = null;
@@ -37,17 +35,17 @@ const hello: Handler<"hello"> = async ({ app, conn, mqtt }, frame) => {
 };
 
 /** spec 6.6 self.get */
-const selfGet: Handler<"self.get"> = ({ app, conn }) => {
-  const row = selfRow(app.reader, conn.endpointId);
+const selfGet: Handler<"self.get"> = async ({ app, conn }) => {
+  const row = await app.store.query("endpoint.self_row", { id: conn.endpointId });
   if (!row) throw new ProtocolError("not_found");
-  return Promise.resolve({
+  return {
     id: row.id,
     name: row.name,
     source: row.source,
     default_delay_ms: row.default_delay_ms,
     talk_password_set: row.talk_password_set === 1,
     created_at_ms: row.created_at,
-  });
+  };
 };
 
 /** spec 6.6 self.update: name and default delay (bounded by max_schedule_seconds). */
@@ -56,7 +54,7 @@ const selfUpdate: Handler<"self.update"> = async ({ app, conn }, frame) => {
   if (frame.default_delay_ms !== null && frame.default_delay_ms > maxDelay) {
     throw new ProtocolError("bad_request", `default_delay_ms 不能超过 ${maxDelay}`);
   }
-  await app.writer.run("endpoint.update_self", {
+  await app.store.run("endpoint.update_self", {
     id: conn.endpointId,
     ...(frame.name !== null ? { name: frame.name } : {}),
     ...(frame.default_delay_ms !== null ? { defaultDelayMs: frame.default_delay_ms } : {}),
@@ -70,11 +68,11 @@ const selfUpdate: Handler<"self.update"> = async ({ app, conn }, frame) => {
  */
 const selfLoginPassword: Handler<"self.login_password"> = async ({ app, conn }, frame) => {
   const id = conn.endpointId;
-  const attempt = app.loginLocks.begin(id, conn.remoteAddress);
+  const attempt = app.loginLocks.begin(id, app.addressKey(conn.remoteAddress));
   if (attempt === null) throw new ProtocolError("rate_limited");
   let ok: boolean;
   try {
-    const row = loginRow(app.reader, id);
+    const row = await app.store.query("endpoint.login_row", { id });
     ok = row !== null
       ? await app.pool.verify(row.login_hash, frame.old_password)
       : await app.pool.verifyDummy(frame.old_password);
@@ -89,7 +87,7 @@ const selfLoginPassword: Handler<"self.login_password"> = async ({ app, conn }, 
   attempt.release();
   const loginHash = await app.pool.hash(frame.new_password);
   const token = newSessionToken();
-  await app.writer.run("endpoint.set_login_password", {
+  await app.store.run("endpoint.set_login_password", {
     id,
     loginHash,
     sessionHash: sha256Hex(token),
@@ -100,7 +98,7 @@ const selfLoginPassword: Handler<"self.login_password"> = async ({ app, conn }, 
 /** spec 6.6 self.logout: clear the token, answer, then disconnect. */
 const selfLogout: Handler<"self.logout"> = async (ctx) => {
   const { app, conn } = ctx;
-  await app.writer.run("endpoint.clear_session", { id: conn.endpointId });
+  await app.store.run("endpoint.clear_session", { id: conn.endpointId });
   ctx.after(() => app.broker.disconnect(conn.code));
   return {};
 };

@@ -1,12 +1,11 @@
 import type { Handler, HandlerTable } from "../mqtt_app.ts";
 import { ProtocolError } from "../../protocol/mod.ts";
-import { grantState } from "../../store/ops/talk.ts";
 import { isStale } from "../talk.ts";
 
 /** spec 6.6 self.talk_password: set ("" clears); always bumps the version, voiding grants. */
 const selfTalkPassword: Handler<"self.talk_password"> = async ({ app, conn }, frame) => {
   const talkHash = frame.talk_password === "" ? null : await app.pool.hash(frame.talk_password);
-  const r = await app.writer.run("talk.set_password", { endpointId: conn.endpointId, talkHash });
+  const r = await app.store.run("talk.set_password", { endpointId: conn.endpointId, talkHash });
   app.talkLocks.clearTarget(conn.endpointId); // spec 5: the per-target count resets
   return { talk_password_set: talkHash !== null, talk_version: r.talkVersion };
 };
@@ -16,7 +15,7 @@ const unlock: Handler<"unlock"> = async ({ app, conn }, frame) => {
   const sender = conn.endpointId;
   const target = frame.endpoint_id;
   for (let attempt = 0; attempt < 2; attempt++) {
-    const st = grantState(app.reader, sender, target);
+    const st = await app.store.query("talk.grant_state", { senderId: sender, targetId: target });
     if (!st.found) throw new ProtocolError("not_found");
     if (!st.needsPassword) return {};
     const check = app.talkLocks.begin(sender, target);
@@ -28,7 +27,7 @@ const unlock: Handler<"unlock"> = async ({ app, conn }, frame) => {
     }
     check.release();
     try {
-      await app.writer.run("talk.unlock", {
+      await app.store.run("talk.unlock", {
         senderId: sender,
         targetId: target,
         verdict: "password_ok",

@@ -2,7 +2,7 @@ import type { Logger } from "../../log/log.ts";
 import type { OpArgs, OpResult } from "../../store/op.ts";
 import { OpError } from "../../store/op_error.ts";
 import type { Ops } from "../../store/ops/mod.ts";
-import type { Writer } from "../../store/writer.ts";
+import type { Store } from "../../store/store.ts";
 
 /** First pause after a failed attempt; it doubles up to {@link MAX_BACKOFF_MS}. */
 const FIRST_BACKOFF_MS = 100;
@@ -10,7 +10,7 @@ const MAX_BACKOFF_MS = 5000;
 
 /** What a {@linkcode Bookkeeping} needs of the app. */
 export interface BookkeepingDeps {
-  readonly writer: Pick<Writer, "run" | "closed">;
+  readonly store: Pick<Store, "run" | "closed">;
   readonly log: Logger;
 }
 
@@ -60,7 +60,7 @@ export class Bookkeeping {
     args: () => OpArgs<Ops[K]> | null,
     opts: BookkeepingOptions<OpResult<Ops[K]>> = {},
   ): void {
-    const { writer, log } = this.#deps;
+    const { store: writer, log } = this.#deps;
     const fields = { op, ...opts.fields };
     let attempt = 0;
     const tryOnce = (): void => {

@@ -21,7 +21,7 @@ async function withFixture(fn: (f: Fixture) => Promise<void>): Promise<void> {
   const writer = await Writer.start({ path });
   const logs: Record<string, unknown>[] = [];
   const log = new Logger("debug", {}, (line) => logs.push(JSON.parse(line)));
-  const bookkeeping = new Bookkeeping({ writer, log });
+  const bookkeeping = new Bookkeeping({ store: writer, log });
   try {
     await fn({ writer, path, logs, bookkeeping });
   } finally {
@@ -91,7 +91,7 @@ Deno.test("Bookkeeping stops retrying when the work is no longer needed, on stop
     heal();
 
     const again = new Bookkeeping({
-      writer,
+      store: writer,
       log: new Logger("debug", {}, (l) => logs.push(JSON.parse(l))),
     });
     const args = {

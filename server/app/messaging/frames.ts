@@ -1,15 +1,10 @@
-import type { DatabaseSync } from "node:sqlite";
-import { prepareCached } from "../../store/db.ts";
-import { frameSource } from "../../store/queries/status.ts";
+import type { Store } from "../../store/store.ts";
 import { encodeBodyData, encodeFrame, type RequestOf } from "../../protocol/mod.ts";
 import type { ReceiptRow } from "../../store/ops/receipts.ts";
 import type { RevokedNotice } from "./effects.ts";
 
 /** Most bytes of encoded `msg` frames kept for reuse across recipients (spec 7.5). */
 const CACHE_BYTES = 64 * 1024 * 1024;
-
-const SQL_ANY_PENDING =
-  "SELECT 1 AS x FROM deliveries WHERE seq = ? AND +state = 'pending' LIMIT 1";
 
 /** The message a claimed delivery expects at `seq` (a `ClaimedDelivery` fits). */
 export interface FrameKey {
@@ -59,14 +54,14 @@ function msgKey(senderId: string, msgId: string): string {
  * which message it expects, so a frame of another message is never returned.
  */
 export class MsgFrameCache {
-  #db: DatabaseSync;
+  #store: Pick<Store, "query">;
   #frames = new Map<number, CachedFrame>();
   /** sender + message id -> seq of the cached frame. */
   #seqs = new Map<string, number>();
   #bytes = 0;
 
-  constructor(db: DatabaseSync) {
-    this.#db = db;
+  constructor(store: Pick<Store, "query">) {
+    this.#store = store;
   }
 
   /** Bytes of frames held. */
@@ -82,12 +77,18 @@ export class MsgFrameCache {
   /**
    * A delivery of `senderId`/`msgId` ended (acked, dropped, expired, recalled): drops the frame
    * when no delivery of that message is pending any more. Call after the ending op committed.
+   * Resolves once decided; a failed read keeps the frame (the LRU bound still applies).
    */
-  release(senderId: string, msgId: string): void {
+  async release(senderId: string, msgId: string): Promise<void> {
     const seq = this.#seqs.get(msgKey(senderId, msgId));
     if (seq === undefined) return;
-    if (prepareCached(this.#db, SQL_ANY_PENDING).get(seq) !== undefined) return;
-    this.#drop(seq);
+    let pending: boolean;
+    try {
+      pending = await this.#store.query("message.any_pending", { seq });
+    } catch {
+      return;
+    }
+    if (!pending) this.#drop(seq);
   }
 
   /** The message `senderId`/`msgId` completed (an op said so): drops its frame, no read. */
@@ -104,8 +105,11 @@ export class MsgFrameCache {
     this.#bytes -= hit.bytes.length;
   }
 
-  /** The frame of `key`, or null when that message or its body is gone (completed meanwhile). */
-  get(key: FrameKey): Uint8Array | null {
+  /**
+   * The cached frame of `key`, or undefined when it must be read ({@link MsgFrameCache.get}).
+   * Synchronous, so a push of a cached frame waits for nothing.
+   */
+  cached(key: FrameKey): Uint8Array | undefined {
     const hit = this.#frames.get(key.seq);
     if (hit) {
       if (sameMessage(hit, key)) {
@@ -115,7 +119,14 @@ export class MsgFrameCache {
       }
       this.#drop(key.seq);
     }
-    const src = frameSource(this.#db, key.seq);
+    return undefined;
+  }
+
+  /** The frame of `key`, or null when that message or its body is gone (completed meanwhile). */
+  async get(key: FrameKey): Promise<Uint8Array | null> {
+    const hit = this.cached(key);
+    if (hit !== undefined) return hit;
+    const src = await this.#store.query("message.frame_source", { seq: key.seq });
     if (!src) return null;
     const found: Identity = { senderId: src.senderId, msgId: src.id, sendAt: src.sendAt };
     if (!sameMessage(found, key)) return null;

@@ -171,7 +171,7 @@ export class PushLoop {
         while (!this.#stopped && !this.conn.closed) {
           const room = app.config.limits.delivery_window - this.#inflight.size;
           if (room <= 0) break;
-          const { claimed } = await app.writer.run("delivery.claim", {
+          const { claimed } = await app.store.run("delivery.claim", {
             endpointId: this.conn.endpointId,
             connCode: this.conn.code,
             limit: room,
@@ -203,23 +203,30 @@ export class PushLoop {
   async #pushOne(c: ClaimedDelivery): Promise<void> {
     const { app, mqtt, frames, bigFrames } = this.#d;
     const ref = { seq: c.seq, endpointId: this.conn.endpointId, connCode: this.conn.code };
-    const bytes = frames.get(c);
+    // In the window before the frame is read: an ack that arrives meanwhile (a receiver that
+    // acks again after a reconnect) finishes this entry, and the push below is then skipped, so
+    // a message is never published after its ack was answered.
+    const f: Inflight = { claim: c, pushedAt: app.clock(), deadline: 0, bigSlot: false };
+    this.#inflight.set(key(c.senderId, c.msgId), f);
+    // A cached frame is pushed without waiting; only a miss reads the store.
+    const bytes = frames.cached(c) ?? await frames.get(c);
+    if (this.#inflight.get(key(c.senderId, c.msgId)) !== f) return;
     if (bytes === null) {
       // The message finished between claim and read (e.g. recalled); release the mark.
+      this.#finish(f);
       this.#unmark(ref);
       return;
     }
     const limit = mqtt.frameLimit(this.conn);
     if (limit !== null && bytes.length > limit) {
       // spec 7.5 step 2: too large for this connection -> rejected, never published.
+      this.#finish(f);
       this.#d.bookkeeping.commit("delivery.reject_too_large", () => ref, {
         fields: { conn: ref.connCode, seq: ref.seq },
         onCommitted: (r) => this.#d.apply({ receipts: r.receipts }),
       });
       return;
     }
-    const f: Inflight = { claim: c, pushedAt: app.clock(), deadline: 0, bigSlot: false };
-    this.#inflight.set(key(c.senderId, c.msgId), f);
     if (bytes.length > BIG_FRAME_BYTES) {
       await bigFrames.acquire();
       f.bigSlot = true;

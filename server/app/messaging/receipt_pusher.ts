@@ -1,7 +1,6 @@
 import type { App } from "../app_context.ts";
 import type { Conn } from "../connections.ts";
 import type { MqttApp } from "../mqtt_app.ts";
-import { pendingReceipts } from "../../store/queries/status.ts";
 import type { ReceiptRow } from "../../store/ops/receipts.ts";
 import { receiptFrame } from "./frames.ts";
 
@@ -46,7 +45,7 @@ export class ReceiptPusher {
       this.#again = true;
       return;
     }
-    this.#run();
+    void this.#run();
   }
 
   /**
@@ -82,23 +81,39 @@ export class ReceiptPusher {
     if (this.#retry) clearTimeout(this.#retry);
   }
 
-  #run(): void {
+  async #run(): Promise<void> {
     this.#running = true;
+    const window = this.#app.config.limits.receipt_window;
     try {
       do {
         this.#again = false;
-        const room = this.#app.config.limits.receipt_window - this.#inflight.size;
+        const room = window - this.#inflight.size;
         if (room <= 0 || this.#stopped) break;
-        const rows = pendingReceipts(this.#app.reader, this.conn.endpointId, this.#sentUpTo, room);
+        const rows = await this.#app.store.query("receipt.pending", {
+          senderId: this.conn.endpointId,
+          afterReceiptId: this.#sentUpTo,
+          limit: room,
+        });
+        if (this.#stopped) break;
+        let full = false;
         for (const r of rows) {
+          if (this.#inflight.has(r.receiptId)) {
+            this.#sentUpTo = Math.max(this.#sentUpTo, r.receiptId);
+            this.#readUpTo = Math.max(this.#readUpTo, r.receiptId);
+            continue;
+          }
+          // Offered receipts may have taken slots while the read was on its way.
+          if (this.#inflight.size >= window) {
+            full = true;
+            break;
+          }
           this.#sentUpTo = Math.max(this.#sentUpTo, r.receiptId);
           this.#readUpTo = Math.max(this.#readUpTo, r.receiptId);
-          if (this.#inflight.has(r.receiptId)) continue;
           this.#publish(r);
         }
         // A short page means nothing else is pending: later receipts come through offer().
-        this.#caughtUp = rows.length < room;
-        if (rows.length === room) this.#again = true;
+        this.#caughtUp = !full && rows.length < room;
+        if (rows.length === room && !full) this.#again = true;
       } while (this.#again && !this.#stopped);
     } catch (err) {
       this.#caughtUp = false;

@@ -1,7 +1,6 @@
 import type { App } from "../app_context.ts";
 import type { Conn } from "../connections.ts";
 import type { MqttApp } from "../mqtt_app.ts";
-import { nextDueAt } from "../../store/queries/status.ts";
 import type { ReceiptRow } from "../../store/ops/receipts.ts";
 import type { HousekeepingCursor, HousekeepingResult } from "../../store/ops/housekeeping.ts";
 import type { Effects, Messaging } from "./effects.ts";
@@ -27,12 +26,10 @@ const DISPATCH_RETRY_MAX_MS = 60_000;
 const MAX_TIMER_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
-/** Optional observers (metrics) and the WAL truncate of the checkpointer. */
+/** Optional observers (metrics). */
 export interface MessagingObservers {
   observeDuePush?(ms: number): void;
   observeAck?(ms: number): void;
-  /** spec 7.6: `wal_checkpoint(TRUNCATE)` after the hourly cleanup, off the main thread. */
-  truncateWal?(): Promise<unknown>;
 }
 
 /**
@@ -62,7 +59,7 @@ export class MessagingRuntime implements Messaging {
   constructor(app: App, mqtt: MqttApp, obs: MessagingObservers = {}) {
     this.#app = app;
     this.#mqtt = mqtt;
-    this.#frames = new MsgFrameCache(app.reader);
+    this.#frames = new MsgFrameCache(app.store);
     this.#obs = obs;
     this.bookkeeping = new Bookkeeping(app);
     mqtt.listen({
@@ -72,11 +69,11 @@ export class MessagingRuntime implements Messaging {
   }
 
   /** Starts the scheduler and the cleanup loops (after startup recovery, spec 7.8). */
-  start(): void {
+  async start(): Promise<void> {
     this.#cleanupTimer = setInterval(() => this.#cleanup(), CLEANUP_MS);
     this.#housekeepingTimer = setInterval(() => this.housekeeping(), HOUSEKEEPING_MS);
-    const due = nextDueAt(this.#app.reader);
-    if (due !== null) this.scheduled(due);
+    const due = await this.#app.store.query("message.next_due_at", {});
+    if (due !== null && !this.#stopped) this.scheduled(due);
   }
 
   stop(): void {
@@ -110,9 +107,9 @@ export class MessagingRuntime implements Messaging {
     }
     // A revoked delivery has ended (dropped, expired, recalled), and so has every delivery a
     // receipt reports (e.g. expired by the cleanup loop): the message's frame may go.
-    for (const n of fx.revoked ?? []) this.#frames.release(n.from, n.msgId);
+    for (const n of fx.revoked ?? []) void this.#frames.release(n.from, n.msgId);
     if (fx.framesSettled) return;
-    for (const r of fx.receipts ?? []) this.#frames.release(r.senderId, r.msgId);
+    for (const r of fx.receipts ?? []) void this.#frames.release(r.senderId, r.msgId);
   }
 
   /** Bytes of encoded `msg` frames held for pushing. */
@@ -137,6 +134,15 @@ export class MessagingRuntime implements Messaging {
 
   lendClaim(connCode: string, from: string, id: string): ClaimTicket | null {
     return this.#stopped ? null : this.#push.get(connCode)?.lendClaim(from, id) ?? null;
+  }
+
+  /**
+   * Lends the claim of `endpointId`'s current push loop to a `message.submit` to it (issue 33):
+   * the submit then marks the new delivery in its own transaction. Null when the endpoint is
+   * offline, or its loop is busy or full.
+   */
+  lendClaimTo(endpointId: string): ClaimTicket | null {
+    return this.#stopped ? null : this.#pushLoopOf(endpointId)?.lendClaim("", "") ?? null;
   }
 
   prime(seq: number, msg: MsgFrameFields): void {
@@ -179,7 +185,7 @@ export class MessagingRuntime implements Messaging {
           else this.#dispatchRetries.delete(seq); // due again: tried in this run
         }
         for (;;) {
-          const r = await this.#app.writer.run("message.dispatch_due", {
+          const r = await this.#app.store.run("message.dispatch_due", {
             limit: DISPATCH_BATCH,
             skip,
           });
@@ -219,7 +225,7 @@ export class MessagingRuntime implements Messaging {
     this.#cleaning = true;
     try {
       for (;;) {
-        const r = await this.#app.writer.run("delivery.expire", { limit: EXPIRE_BATCH });
+        const r = await this.#app.store.run("delivery.expire", { limit: EXPIRE_BATCH });
         this.apply({ receipts: r.receipts });
         if (r.changed < EXPIRE_BATCH) break;
       }
@@ -230,16 +236,19 @@ export class MessagingRuntime implements Messaging {
     }
   }
 
-  /** Hourly deletion of old records, receipts and send keys, then a WAL truncate in the checkpointer (spec 7.6). */
+  /**
+   * Hourly deletion of old records, receipts, send keys and audit rows, then the store's own
+   * follow-up (SQLite: a WAL truncate in the checkpointer) (spec 7.6).
+   */
   async housekeeping(): Promise<
     { messages: number; receipts: number; keys: number; audit: number }
   > {
-    const { config, writer, log } = this.#app;
+    const { config, store, log } = this.#app;
     const total = { messages: 0, receipts: 0, keys: 0, audit: 0 };
     try {
       let cursor: HousekeepingCursor | null = null;
       for (;;) {
-        const r: HousekeepingResult = await writer.run("housekeeping.run", {
+        const r: HousekeepingResult = await store.run("housekeeping.run", {
           batch: HOUSEKEEPING_BATCH,
           recordRetentionMs: config.record_retention_days * DAY_MS,
           receiptRetentionMs: config.receipt_retention_days * DAY_MS,
@@ -254,12 +263,11 @@ export class MessagingRuntime implements Messaging {
       }
       const before = this.#app.clock() - config.audit_retention_days * DAY_MS;
       for (;;) {
-        const r = await writer.run("audit.prune", { before, batch: HOUSEKEEPING_BATCH });
+        const r = await store.run("audit.prune", { before, batch: HOUSEKEEPING_BATCH });
         total.audit += r.deleted;
         if (!r.more || this.#stopped) break;
       }
-      // It waits for readers and the writer, so it runs in the checkpointer's Worker.
-      await this.#obs.truncateWal?.();
+      await store.afterHousekeeping();
       log.info("housekeeping", total);
     } catch (err) {
       log.error("housekeeping failed", { error: (err as Error).message });

@@ -11,10 +11,9 @@ import {
 import { configure, connected } from "./context.ts";
 import { ackDelivery } from "./deliveries.ts";
 import { dispatchDue, recallMessage, type SubmitArgs, submitMessage } from "./messages.ts";
+import { PLACEMENT_CASES, TARGET_CASES } from "./_message_cases.ts";
 
 // spec 7.3, 7.4, 6.4: submit, dispatch, recall. Real SQLite in memory, injected clock.
-
-const GRACE = 60_000;
 
 /** Inserts an endpoint that was never online unless `o` says otherwise (offline_since NULL). */
 function addEndpoint(db: DatabaseSync, id: string, o: EndpointFixture = {}): void {
@@ -71,57 +70,7 @@ function receiptStates(db: DatabaseSync): string[] {
 
 Deno.test("submit dispatches at once and places each delivery by presence, keep and grace", () => {
   // spec 7.4 step 2.
-  const cases: {
-    name: string;
-    connected?: boolean;
-    offlineSince?: number | null;
-    keep: boolean;
-    want: { msg: string; state: string; reason: string; expireAt: number | null };
-    receipts: string[];
-  }[] = [
-    {
-      name: "connected, not kept",
-      connected: true,
-      keep: false,
-      want: { msg: "dispatched", state: "pending", reason: "", expireAt: null },
-      receipts: [],
-    },
-    {
-      name: "connected, kept",
-      connected: true,
-      keep: true,
-      want: { msg: "dispatched", state: "pending", reason: "", expireAt: T0 + 600_000 },
-      receipts: [],
-    },
-    {
-      name: "offline, kept",
-      offlineSince: T0 - 10 * GRACE,
-      keep: true,
-      want: { msg: "dispatched", state: "pending", reason: "", expireAt: T0 + 600_000 },
-      receipts: [],
-    },
-    {
-      name: "offline within grace",
-      offlineSince: T0 - 10_000,
-      keep: false,
-      want: { msg: "dispatched", state: "pending", reason: "", expireAt: T0 - 10_000 + GRACE },
-      receipts: [],
-    },
-    {
-      name: "offline beyond grace",
-      offlineSince: T0 - GRACE,
-      keep: false,
-      want: { msg: "completed", state: "dropped", reason: "offline", expireAt: null },
-      receipts: ["b:dropped:offline"],
-    },
-    {
-      name: "never online",
-      offlineSince: null,
-      keep: false,
-      want: { msg: "completed", state: "dropped", reason: "offline", expireAt: null },
-      receipts: ["b:dropped:offline"],
-    },
-  ];
+  const cases = PLACEMENT_CASES;
   for (const c of cases) {
     const db = testDb();
     addEndpoint(db, "a");
@@ -152,12 +101,7 @@ Deno.test("submit validates the target after the idempotency check", () => {
   addEndpoint(db, "off", { enabled: false });
   addEndpoint(db, "c");
   addGroup(db, "g1", ["b", "c"]);
-  const cases: [string, Partial<SubmitArgs>, string][] = [
-    ["unknown endpoint", { toId: "nobody" }, "invalid_target"],
-    ["disabled endpoint", { toId: "off" }, "endpoint_disabled"],
-    ["unknown group", { toKind: "group", toId: "g0" }, "invalid_target"],
-    ["not a member", { toKind: "group", toId: "g1" }, "not_member"],
-  ];
+  const cases = TARGET_CASES;
   for (const [name, over, code] of cases) {
     assert.equal(codeOf(() => submitMessage(db, req(over), T0)), code, name);
   }

@@ -14,6 +14,7 @@ import { invalidateOps } from "./invalidate.ts";
 import { adminOps } from "./admin.ts";
 import { healthOps } from "./health.ts";
 import { auditOps } from "./audit.ts";
+import { nodeOps } from "./nodes.ts";
 
 /** Every write op, by name. */
 export const ops = {
@@ -31,6 +32,7 @@ export const ops = {
   ...adminOps,
   ...healthOps,
   ...auditOps,
+  ...nodeOps,
 };
 
 /** The type of {@link ops}; the default registry of `Writer`. */

@@ -21,6 +21,8 @@ const SQL_ENDPOINT_COLUMNS = `SELECT id, name, remark, source, enabled, online_s
 const SQL_ENDPOINT_BY_ID = `${SQL_ENDPOINT_COLUMNS} WHERE id = ?`;
 const SQL_ENDPOINT_COUNT = "SELECT count(*) AS n FROM endpoints";
 const SQL_ENDPOINT_EXISTS = "SELECT 1 AS x FROM endpoints WHERE id = ?";
+const SQL_ENDPOINTS_EXISTING =
+  "SELECT id FROM endpoints WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id";
 const SQL_ENDPOINT_GROUPS = "SELECT count(*) AS n FROM group_members WHERE endpoint_id = ?";
 // Filter fragments of the endpoint list; the WHERE clause is built only from these.
 const SQL_WHERE_AFTER = "id > ?";
@@ -167,6 +169,13 @@ export function endpointById(db: DatabaseSync, id: string): EndpointRow | null {
 /** Whether an endpoint with this id exists. */
 export function endpointExists(db: DatabaseSync, id: string): boolean {
   return prepareCached(db, SQL_ENDPOINT_EXISTS).get(id) !== undefined;
+}
+
+/** Those of `ids` that are endpoints now, ordered by id (the CSV import's check). */
+export function existingEndpoints(db: DatabaseSync, ids: readonly string[]): string[] {
+  if (ids.length === 0) return [];
+  return (prepareCached(db, SQL_ENDPOINTS_EXISTING).all(JSON.stringify(ids)) as { id: string }[])
+    .map((r) => r.id);
 }
 
 /** How many groups the endpoint is a member of. */

@@ -36,7 +36,8 @@ export interface DirectoryItem {
   talk_password_set: boolean;
 }
 
-interface TimesRow {
+/** An endpoint's stored presence times (spec 6.5). */
+export interface PresenceTimes {
   id: string;
   online_since: number | null;
   offline_since: number | null;
@@ -57,7 +58,27 @@ export function presenceOf(
   ids: readonly string[],
   isOnline: (id: string) => boolean,
 ): PresenceItem[] {
-  const rows = prepareCached(db, SQL_PRESENCE).all(JSON.stringify(ids)) as unknown as TimesRow[];
+  return presenceItems(ids, presenceTimes(db, ids), isOnline);
+}
+
+/** The stored online/offline times of those of `ids` that exist (query `presence.times`). */
+export function presenceTimes(db: DatabaseSync, ids: readonly string[]): PresenceTimes[] {
+  const rows = prepareCached(db, SQL_PRESENCE).all(
+    JSON.stringify(ids),
+  ) as unknown as PresenceTimes[];
+  return rows.map((r) => ({
+    id: r.id,
+    online_since: r.online_since,
+    offline_since: r.offline_since,
+  }));
+}
+
+/** The `presence.get` items of `ids` from their stored times and the connection table. */
+export function presenceItems(
+  ids: readonly string[],
+  rows: readonly PresenceTimes[],
+  isOnline: (id: string) => boolean,
+): PresenceItem[] {
   const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.map((id): PresenceItem => {
     const r = byId.get(id);
@@ -79,6 +100,20 @@ export function directoryList(
   query: string,
   isOnline: (id: string) => boolean,
 ): { items: DirectoryItem[]; next_cursor: string } {
+  const page = directoryPage(db, cursor, limit, query);
+  return { items: withOnline(page.items, isOnline), next_cursor: page.next_cursor };
+}
+
+/** A directory line as stored: everything but `online` (query `directory.list`). */
+export type DirectoryEntry = Omit<DirectoryItem, "online">;
+
+/** {@link directoryList} without the connection table: `online` is added by the caller. */
+export function directoryPage(
+  db: DatabaseSync,
+  cursor: string,
+  limit: number,
+  query: string,
+): { items: DirectoryEntry[]; next_cursor: string } {
   const size = Math.max(1, Math.min(MAX_DIRECTORY_LIMIT, Math.trunc(limit) || 1));
   const q = query.toLowerCase();
   const matches = (r: DirectoryRow) =>
@@ -96,7 +131,6 @@ export function directoryList(
   const items = found.slice(0, size).map((r) => ({
     id: r.id,
     name: r.name,
-    online: isOnline(r.id),
     online_since_ms: r.online_since,
     offline_since_ms: r.offline_since,
     talk_password_set: r.talk_password_set === 1,
@@ -105,7 +139,22 @@ export function directoryList(
   return { items, next_cursor: next };
 }
 
-interface DirectoryRow extends TimesRow {
+/** Directory lines with `online` from the connection table, in the order of `directory.list`. */
+export function withOnline(
+  entries: readonly DirectoryEntry[],
+  isOnline: (id: string) => boolean,
+): DirectoryItem[] {
+  return entries.map((e) => ({
+    id: e.id,
+    name: e.name,
+    online: isOnline(e.id),
+    online_since_ms: e.online_since_ms,
+    offline_since_ms: e.offline_since_ms,
+    talk_password_set: e.talk_password_set,
+  }));
+}
+
+interface DirectoryRow extends PresenceTimes {
   name: string;
   talk_password_set: number;
 }

@@ -98,6 +98,23 @@ export function getGroup(
   limit: number,
   isOnline: (id: string) => boolean,
 ): GroupDetail {
+  return withMembersOnline(groupPage(db, callerId, groupId, cursor, limit), isOnline);
+}
+
+/** `group.get` as stored: members without `online` (query `group.get`). */
+export interface GroupPage extends GroupSummary {
+  members: { id: string; name: string }[];
+  next_cursor: string;
+}
+
+/** {@link getGroup} without the connection table; same refusals. */
+export function groupPage(
+  db: DatabaseSync,
+  callerId: string,
+  groupId: string,
+  cursor: string,
+  limit: number,
+): GroupPage {
   const g = prepareCached(db, SQL_GROUP).get(groupId) as GroupSummary | undefined;
   if (g === undefined) throw new OpError("not_found");
   if (prepareCached(db, SQL_IS_MEMBER).get(groupId, callerId) === undefined) {
@@ -114,8 +131,19 @@ export function getGroup(
     name: g.name,
     owner_id: g.owner_id,
     member_count: g.member_count,
-    members: items.map((r) => ({ id: r.id, name: r.name, online: isOnline(r.id) })),
+    members: items.map((r) => ({ id: r.id, name: r.name })),
     next_cursor: next,
+  };
+}
+
+/** The `group.get` answer: {@link GroupPage} with `online` from the connection table. */
+export function withMembersOnline(
+  g: GroupPage,
+  isOnline: (id: string) => boolean,
+): GroupDetail {
+  return {
+    ...g,
+    members: g.members.map((m) => ({ id: m.id, name: m.name, online: isOnline(m.id) })),
   };
 }
 

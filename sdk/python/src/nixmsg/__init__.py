@@ -11,10 +11,12 @@ Example::
     client.close()
 """
 
+from . import codes
 from .aio import AsyncNixMsgClient
 from .client import NixMsgClient
-from .core import CLIENT_NAME
+from .core import CLIENT_NAME, CLOSE_TIMEOUT
 from .errors import (
+    ConfigError,
     LimitError,
     NetworkError,
     NixMsgError,
@@ -58,6 +60,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CLIENT_NAME",
+    "CLOSE_TIMEOUT",
+    "ConfigError",
     "AsyncNixMsgClient",
     "ConnectOptions",
     "ConnectionEvent",
@@ -95,5 +99,6 @@ __all__ = [
     "Target",
     "connection_address",
     "register",
+    "codes",
     "register_url",
 ]

@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from . import calls
-from .client import credential_of
-from .core import ClientCore
+from .client import checked, credential_of
+from .core import CLOSE_TIMEOUT, ClientCore
 from .groups import AsyncGroupApi
 from .register import register
 from .types import (
@@ -137,13 +137,15 @@ class AsyncNixMsgClient:
     def server_now(self) -> float:
         return self._core.server_now()
 
-    async def ready(self) -> ServerInfo:
+    async def ready(self, timeout: float | None = None) -> ServerInfo:
         """Waits until online and returns the server limits; raises the stop error when the
-        client stops for good first. Wrap it in ``asyncio.wait_for`` for a timeout."""
-        return await self._core.ready()
+        client stops for good first, ``timeout`` after ``timeout`` seconds (with the last
+        transport error as ``__cause__``)."""
+        return await self._core.ready(timeout=timeout)
 
     def on_session(self, handler: Callable[[str], Any]) -> Callable[[], None]:
         """See :meth:`nixmsg.NixMsgClient.on_session`."""
+        checked(handler)
         core = self._core
         token = core.issued_token()
         if token is not None:
@@ -155,22 +157,22 @@ class AsyncNixMsgClient:
         return core.sessions.add(handler)
 
     def on_connection(self, handler: Callable[[ConnectionEvent], Any]) -> Callable[[], None]:
-        return self._core.connections.add(handler)
+        return self._core.connections.add(checked(handler))
 
     def on_message(self, handler: Callable[[Message], Any]) -> Callable[[], None]:
-        return self._core.receiver.messages.add(handler)
+        return self._core.receiver.messages.add(checked(handler))
 
     def on_receipt(self, handler: Callable[[Receipt], Any]) -> Callable[[], None]:
-        return self._core.receiver.receipts.add(handler)
+        return self._core.receiver.receipts.add(checked(handler))
 
     def on_revoked(self, handler: Callable[[Revoked], Any]) -> Callable[[], None]:
-        return self._core.receiver.revoked.add(handler)
+        return self._core.receiver.revoked.add(checked(handler))
 
     def on_presence(self, handler: Callable[[PresenceEvent], Any]) -> Callable[[], None]:
-        return self._core.receiver.presence.add(handler)
+        return self._core.receiver.presence.add(checked(handler))
 
     def on_group_event(self, handler: Callable[[GroupEvent], Any]) -> Callable[[], None]:
-        return self._core.receiver.group_events.add(handler)
+        return self._core.receiver.group_events.add(checked(handler))
 
     async def send(
         self,
@@ -228,9 +230,12 @@ class AsyncNixMsgClient:
     async def logout(self) -> None:
         await calls.logout(self._core)
 
-    async def close(self) -> None:
-        """Disconnects and stops for good. Pending sends fail with ``closed``."""
-        await self._core.close()
+    async def close(self, timeout: float = CLOSE_TIMEOUT) -> None:
+        """Disconnects and stops for good; see :meth:`nixmsg.NixMsgClient.close`. When it
+        returns, none of the client's tasks or threads is left. Inside a callback it starts the
+        close and returns; the close completes after the callback returns."""
+        core = self._core
+        await core.close(timeout, wait=not core.in_callback())
 
     async def __aenter__(self) -> AsyncNixMsgClient:
         return self

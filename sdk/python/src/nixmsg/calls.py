@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .core import ClientCore
+from .errors import ConfigError
 from .link import StopCause
 from .results import (
     to_directory,
@@ -58,7 +59,7 @@ async def directory(core: ClientCore, cursor: str, query: str, limit: int) -> Di
 async def watch_presence(core: ClientCore, ids: Sequence[str] | str) -> None:
     if isinstance(ids, str):
         if ids != "all":
-            raise ValueError('watch_presence takes a list of ids or "all"')
+            raise ConfigError('watch_presence takes a list of ids or "all"')
         watch: dict[str, Any] = {"ids": [], "all": True}
     else:
         watch = {"ids": list(ids), "all": False}

@@ -10,8 +10,8 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, Literal, TypeVar
 
 from . import calls
-from .core import ClientCore
-from .errors import NixMsgError, StoppedError, local_error
+from .core import CLOSE_TIMEOUT, ClientCore
+from .errors import ConfigError, NixMsgError, StoppedError, local_error
 from .groups import GroupApi
 from .types import (
     ConnectionEvent,
@@ -39,14 +39,21 @@ from .types import (
 
 T = TypeVar("T")
 
-#: How long ``close`` waits for queued callbacks (the final state change) to run, in seconds.
-_DRAIN_WAIT = 5.0
+#: How long ``close`` waits for the client's threads beyond its own bound, in seconds.
+_THREAD_WAIT = 5.0
+
+
+def checked(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``handler`` when it is callable; a missing callback fails where it is added."""
+    if not callable(handler):
+        raise ConfigError(f"The callback must be callable, not {type(handler).__name__}")
+    return handler
 
 
 def credential_of(password: str | None, session_token: str | None) -> Credential:
     """The credential from ``connect``'s keyword arguments: exactly one of them."""
     if (password is None) == (session_token is None):
-        raise ValueError("Give either password or session_token")
+        raise ConfigError("Give either password or session_token")
     return Password(password) if password is not None else SessionToken(session_token or "")
 
 
@@ -76,11 +83,11 @@ class NixMsgClient:
         self._core = ClientCore(self._loop, self._invoke, url, endpoint_id, credential, options)
         self._shut = False
         self._shut_lock = threading.Lock()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="nixmsg-core", daemon=True)
-        self._thread.start()
+        self._thread = threading.Thread(target=self._run, name="nixmsg-core", daemon=True)
         #: Group operations (spec 6.7).
         self.groups = GroupApi(self._call, self._core)
-        self._loop.call_soon_threadsafe(self._core.start)
+        self._loop.call_soon(self._core.start)
+        self._thread.start()
 
     @classmethod
     def connect(
@@ -108,6 +115,28 @@ class NixMsgClient:
 
     # --- plumbing -------------------------------------------------------------------------------
 
+    def _run(self) -> None:
+        """The core thread: the loop runs until the client has stopped for good and released
+        its tasks (close, logout, kicked, auth_failed); then the thread ends."""
+        loop = self._loop
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(self._core.released)
+        finally:
+            # As asyncio.run does: what is left is cancelled and awaited, so that no task is
+            # destroyed while pending.
+            left = [t for t in asyncio.all_tasks(loop) if not t.done()]
+            for t in left:
+                t.cancel()
+            if left:
+                loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            self._worker.shutdown(wait=False)
+            loop.close()
+
+    def _stopped_error(self) -> NixMsgError:
+        return self._core.stop_error or StoppedError("closed", "Client closed", reason="closed")
+
     async def _invoke(self, fn: Callable[[Any], Any], arg: Any) -> None:
         def run() -> None:
             self._worker_thread = threading.current_thread()
@@ -115,22 +144,33 @@ class NixMsgClient:
 
         await self._loop.run_in_executor(self._worker, run)
 
-    def _call(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        if self._shut:
+    def _submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        if self._shut or self._core.released.done():
             coro.close()
-            raise self._core.stop_error or StoppedError("closed", "Client closed", reason="closed")
-        future = asyncio.run_coroutine_threadsafe(coro, self._loop)
+            raise self._stopped_error()
+        try:
+            return asyncio.run_coroutine_threadsafe(coro, self._loop)
+        except RuntimeError:  # the loop has just ended: the client stopped for good
+            coro.close()
+            raise self._stopped_error() from None
+
+    def _call(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        future = self._submit(coro)
         try:
             return future.result(timeout)
+        except NixMsgError:
+            raise  # a RequestTimeoutError is a TimeoutError too: not the wait's own timeout
         except concurrent.futures.TimeoutError:
             future.cancel()
             raise local_error("timeout", f"No answer within {timeout} s") from None
+        except concurrent.futures.CancelledError:  # ended with the loop
+            raise self._stopped_error() from None
 
     def _on_loop(self, fn: Callable[[], None]) -> None:
         try:
             self._loop.call_soon_threadsafe(fn)
         except RuntimeError:
-            pass
+            pass  # the loop has ended: the client stopped for good
 
     # --- state ------------------------------------------------------------------------------------
 
@@ -165,10 +205,12 @@ class NixMsgClient:
     def ready(self, timeout: float | None = None) -> ServerInfo:
         """Blocks until online and returns the server limits; raises the stop error when the
         client stops for good first (``kicked``, ``auth_failed``, ``closed``), ``timeout`` when
-        ``timeout`` seconds pass. Outside callbacks it returns after the callbacks of the
+        ``timeout`` seconds pass (with the last transport error, a refused connection or a TLS
+        failure, as ``__cause__``). Outside callbacks it returns after the callbacks of the
         ``online`` change have run."""
         in_callback = threading.current_thread() is self._worker_thread
-        return self._call(self._core.ready(behind_callbacks=not in_callback), timeout)
+        coro = self._core.ready(behind_callbacks=not in_callback, timeout=timeout)
+        return self._call(coro, None if timeout is None else timeout + _THREAD_WAIT)
 
     # --- callbacks ----------------------------------------------------------------------------------
 
@@ -176,6 +218,7 @@ class NixMsgClient:
         """Called with each new session token: after a password login and after
         ``change_login_password``. Save it and connect with ``session_token=`` next time. A token
         issued before the callback was added is passed to it at once."""
+        checked(handler)
         core = self._core
         removed = threading.Event()
         remover: list[Callable[[], None]] = []
@@ -207,28 +250,28 @@ class NixMsgClient:
 
     def on_connection(self, handler: Callable[[ConnectionEvent], Any]) -> Callable[[], None]:
         """Called on every connection state change (spec 9)."""
-        return self._core.connections.add(handler)
+        return self._core.connections.add(checked(handler))
 
     def on_message(self, handler: Callable[[Message], Any]) -> Callable[[], None]:
         """Called once per received message, serially. In auto mode the message is acked when
         the callback returns; an exception leaves it unacked for a re-push."""
-        return self._core.receiver.messages.add(handler)
+        return self._core.receiver.messages.add(checked(handler))
 
     def on_receipt(self, handler: Callable[[Receipt], Any]) -> Callable[[], None]:
         """Called once per receipt (spec 6.4); receipts are acked after the callback returns."""
-        return self._core.receiver.receipts.add(handler)
+        return self._core.receiver.receipts.add(checked(handler))
 
     def on_revoked(self, handler: Callable[[Revoked], Any]) -> Callable[[], None]:
         """Called when a message handed to the application was withdrawn before its ack."""
-        return self._core.receiver.revoked.add(handler)
+        return self._core.receiver.revoked.add(checked(handler))
 
     def on_presence(self, handler: Callable[[PresenceEvent], Any]) -> Callable[[], None]:
         """Called with online/offline notices of watched endpoints (spec 6.5)."""
-        return self._core.receiver.presence.add(handler)
+        return self._core.receiver.presence.add(checked(handler))
 
     def on_group_event(self, handler: Callable[[GroupEvent], Any]) -> Callable[[], None]:
         """Called with changes of groups this endpoint is in (spec 6.7)."""
-        return self._core.receiver.group_events.add(handler)
+        return self._core.receiver.group_events.add(checked(handler))
 
     # --- messages ----------------------------------------------------------------------------------
 
@@ -251,10 +294,10 @@ class NixMsgClient:
         options = SendOptions(
             send_at, delay, keep, ttl, receipt, talk_password, content_type, meta, id
         )
-        frame = self._core.build_send(to, body, options)
         if self._shut:
-            raise self._core.stop_error or StoppedError("closed", "Client closed", reason="closed")
-        return asyncio.run_coroutine_threadsafe(self._core.send(frame), self._loop)
+            raise self._stopped_error()
+        frame = self._core.build_send(to, body, options)
+        return self._submit(self._core.send(frame))
 
     def send(
         self,
@@ -298,8 +341,12 @@ class NixMsgClient:
         )
         try:
             return future.result(timeout)
+        except NixMsgError:
+            raise
         except concurrent.futures.TimeoutError:
             raise local_error("timeout", f"No answer within {timeout} s") from None
+        except concurrent.futures.CancelledError:
+            raise self._stopped_error() from None
 
     def recall(self, message_id: str) -> RecallResult:
         """Recalls a sent message (spec 6.4)."""
@@ -358,45 +405,50 @@ class NixMsgClient:
         try:
             self._call(calls.logout(self._core))
         finally:
-            self._shutdown()
+            self._shut = True
+            self._join(CLOSE_TIMEOUT)
 
-    def close(self) -> None:
-        """Disconnects and stops for good. Pending sends fail with ``closed``."""
-        if not self._shut:
+    def close(self, timeout: float = CLOSE_TIMEOUT) -> None:
+        """Disconnects and stops for good (checklist 17). Messages not handed to ``on_message``
+        yet stay unacked for the next login; the callback running now may finish and its
+        message is acked; acks, requests and sends in flight get up to ``timeout`` seconds for
+        their answers; what is left then fails with ``closed``. Returns when the client's
+        threads have ended (within ``timeout`` plus a few seconds for the network thread).
+        Idempotent, from any state. Inside a callback it starts the close and returns at once;
+        the close completes after the callback returns. Every later call raises ``closed``."""
+        if not timeout >= 0:
+            raise ConfigError("close timeout must not be negative")
+        with self._shut_lock:
+            self._shut = True
+        in_callback = threading.current_thread() is self._worker_thread
+        coro = self._core.close(timeout, wait=not in_callback)
+        try:
+            started: concurrent.futures.Future[None] | None = asyncio.run_coroutine_threadsafe(
+                coro, self._loop
+            )
+        except RuntimeError:
+            coro.close()
+            started = None  # the loop has ended already: the client had stopped for good
+        if in_callback:
+            return
+        if started is not None:
             try:
-                self._call(self._core.close())
-            except NixMsgError:
+                started.result(timeout + _THREAD_WAIT)
+            except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError, NixMsgError):
                 pass
-        self._shutdown()
+        self._join(_THREAD_WAIT)
+
+    def _join(self, bound: float) -> None:
+        if threading.current_thread() in (self._thread, self._worker_thread):
+            return
+        self._thread.join(bound)
+        self._worker.shutdown(wait=False)
+        worker = self._worker_thread
+        if worker is not None and worker is not threading.current_thread():
+            worker.join(bound)
 
     def __enter__(self) -> NixMsgClient:
         return self
 
     def __exit__(self, *_: object) -> None:
         self.close()
-
-    def _shutdown(self) -> None:
-        with self._shut_lock:
-            if self._shut:
-                return
-            self._shut = True
-        in_callback = threading.current_thread() is self._worker_thread
-        if not in_callback:
-            # Let the final state change reach on_connection before the loop stops.
-            drained = asyncio.run_coroutine_threadsafe(self._drain(), self._loop)
-            try:
-                drained.result(_DRAIN_WAIT)
-            except (concurrent.futures.TimeoutError, NixMsgError):
-                pass
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        if not in_callback:
-            self._thread.join(_DRAIN_WAIT)
-            if not self._thread.is_alive():
-                self._loop.close()
-        self._worker.shutdown(wait=False)
-
-    async def _drain(self) -> None:
-        await self._core.dispatcher.idle()
-        for task in asyncio.all_tasks():
-            if task is not asyncio.current_task():
-                task.cancel()

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from .body import DEFAULT_LIMITS, Limits, encode_frame
-from .errors import NixMsgError, StoppedError, local_error
+from .errors import ConfigError, NixMsgError, StoppedError, local_error
 from .link import Link, LinkOptions, StopCause
 from .listeners import Dispatcher, Invoke, Listeners
 from .receiver import Receiver
@@ -46,6 +46,10 @@ from .wire import (
 
 #: The ``client`` name sent in ``hello`` (spec 6.1).
 CLIENT_NAME = "py-sdk/0.1.0"
+#: The default bound of ``close``, in seconds (checklist 17).
+CLOSE_TIMEOUT = 5.0
+#: How long a stopping client waits for its final callbacks (the last state change) to run.
+_CALLBACKS_WAIT = 5.0
 
 log = logging.getLogger("nixmsg")
 
@@ -75,12 +79,8 @@ class ClientCore:
         credential: Credential,
         o: ConnectOptions,
     ) -> None:
-        if not 10 <= o.keepalive <= 600:
-            raise ValueError("keepalive must be 10–600 seconds")
-        if o.max_receive_bytes < 1024:
-            raise ValueError("max_receive_bytes must be at least 1024")
-        if o.ack_mode not in ("auto", "manual"):
-            raise ValueError("ack_mode must be 'auto' or 'manual'")
+        if not isinstance(endpoint_id, str) or endpoint_id == "":
+            raise ConfigError("The endpoint id is empty")
         address = connection_address(url, o.transport)
         self.loop = loop
         self.endpoint_id = endpoint_id
@@ -113,6 +113,12 @@ class ClientCore:
         self._ready_now: list[asyncio.Future[ServerInfo]] = []
         self._watching: dict[str, Any] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._close_task: asyncio.Task[None] | None = None
+        self._release_task: asyncio.Task[None] | None = None
+        #: The last transport error of a failed attempt (cleared online); ``ready`` reports it.
+        self.last_error: NixMsgError | None = None
+        #: Resolves when the client has stopped for good and released its tasks and threads.
+        self.released: asyncio.Future[None] = loop.create_future()
         self.link = Link(
             loop,
             LinkOptions(
@@ -161,21 +167,35 @@ class ClientCore:
         self.link.start()
 
     def spawn(self, coro: Any) -> None:
+        if self.released.done():
+            coro.close()
+            return
         task = self.loop.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def ready(self, *, behind_callbacks: bool = True) -> ServerInfo:
+    async def ready(
+        self, *, behind_callbacks: bool = True, timeout: float | None = None
+    ) -> ServerInfo:
         """The server limits once online; raises when the client stops for good first. With
         ``behind_callbacks`` it returns after the callbacks of that state change have run;
-        without (a wait from inside a callback), at once."""
+        without (a wait from inside a callback), at once. After ``timeout`` seconds it raises
+        ``timeout`` with the last transport error of the attempts as ``__cause__``."""
         if self.state == "online" and self.info is not None:
             return self.info
         if self.stop_error is not None:
             raise self.stop_error
         future: asyncio.Future[ServerInfo] = self.loop.create_future()
         (self._ready if behind_callbacks else self._ready_now).append(future)
-        return await future
+        if timeout is None:
+            return await future
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), timeout)
+        except asyncio.TimeoutError:
+            future.cancel()
+            last = self.last_error
+            why = f"; last error: {last} ({last.__cause__!r})" if last is not None else ""
+            raise local_error("timeout", f"Not online within {timeout} s{why}") from last
 
     async def send(self, frame: dict[str, Any]) -> SendResult:
         """Queues a checked send frame; resolves with the server's answer."""
@@ -185,8 +205,75 @@ class ClientCore:
         self._pump()
         return await asyncio.shield(result)
 
-    async def close(self, reason: str = "closed") -> None:
-        await self.link.stop(StopCause("offline", reason))
+    def in_callback(self) -> bool:
+        """True inside an application callback run on this loop (the asyncio client)."""
+        running = self.dispatcher.running
+        return running is not None and asyncio.current_task() is running
+
+    async def close(self, timeout: float = CLOSE_TIMEOUT, *, wait: bool = True) -> None:
+        """Stops for good (checklist 17): messages not handed to the application yet stay
+        unacked; the callback that runs now may finish; acks, requests and sends in flight get
+        up to ``timeout`` seconds for their responses; then the link closes and whatever is left
+        fails with ``closed``. Idempotent. With ``wait`` false (inside a callback, which close
+        would otherwise wait for) it starts the close and returns."""
+        if not timeout >= 0:
+            raise ConfigError("close timeout must not be negative")
+        if self._close_task is None:
+            self._close_task = self.loop.create_task(self._close(timeout))
+        if wait:
+            await asyncio.shield(self._close_task)
+
+    async def _close(self, timeout: float) -> None:
+        deadline = self.loop.time() + timeout
+        if not self.link.stopped:
+            self.receiver.closing = True
+            if self.link.online:
+                # The callback running now returns first, so that its automatic ack is sent.
+                await self._until(self.dispatcher.idle(), deadline)
+                await self._drain_in_flight(deadline)
+            await self.link.stop(StopCause("offline", "closed"))
+        await self._release()
+
+    async def _until(self, aw: asyncio.Future[Any], deadline: float) -> None:
+        left = deadline - self.loop.time()
+        if left > 0:
+            await asyncio.wait({aw}, timeout=left)
+
+    async def _drain_in_flight(self, deadline: float) -> None:
+        """Waits (until ``deadline``) for every ack, request and published send to be answered."""
+        while self.link.online:
+            waiting: set[asyncio.Future[Any]] = {
+                *self.receiver.tasks,
+                *self._tasks,
+                *self._pending.futures(),
+                *self._queue.in_flight_futures(),
+            }
+            left = deadline - self.loop.time()
+            if not waiting or left <= 0:
+                return
+            await asyncio.wait(waiting, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+
+    async def _release(self) -> None:
+        """After the stop: the final callbacks run (bounded), then every task of the client ends
+        and ``released`` resolves; the clients end their threads then."""
+        if self._release_task is None:
+            self._release_task = self.loop.create_task(self._do_release())
+        await asyncio.shield(self._release_task)
+
+    async def _do_release(self) -> None:
+        await self.link.ended()
+        await self._until(self.dispatcher.idle(), self.loop.time() + _CALLBACKS_WAIT)
+        self.receiver.release()
+        self.sessions.release()
+        self.connections.release()
+        self.receiver.messages.release()
+        tasks = {*self._tasks, *self.receiver.tasks}
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=1.0)
+        if not self.released.done():
+            self.released.set_result(None)
 
     async def request(self, kind: str, fields: dict[str, Any]) -> dict[str, Any]:
         """Sends a request frame and returns its ``resp.data`` (spec 6)."""
@@ -240,9 +327,20 @@ class ClientCore:
     # --- LinkEvents -------------------------------------------------------------------------------
 
     def link_state(
-        self, state: Literal["connecting", "online", "reconnecting"], reason: str, retry_in: float | None
+        self,
+        state: Literal["connecting", "online", "reconnecting"],
+        reason: str,
+        retry_in: float | None,
+        error: BaseException | None = None,
     ) -> None:
-        self._set_state(ConnectionEvent(state, reason, retry_in))
+        event_error: NixMsgError | None = None
+        if state == "reconnecting":
+            event_error = local_error("network", f"Connection attempt failed: {reason}")
+            event_error.__cause__ = error
+            self.last_error = event_error
+        elif state == "online":
+            self.last_error = None
+        self._set_state(ConnectionEvent(state, reason, retry_in, event_error))
         if state == "online" and self.info is not None:
             info = self.info
             now, self._ready_now = self._ready_now, []
@@ -313,6 +411,9 @@ class ClientCore:
         self._set_state(
             ConnectionEvent(cause.state, cause.reason, None, None if cause.state == "offline" else error)
         )
+        if self._close_task is None and self._release_task is None:
+            # Stopped for good without close (kicked, auth_failed, logout): release at once.
+            self._release_task = self.loop.create_task(self._do_release())
 
     # --- internals ---------------------------------------------------------------------------------
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Generic, TypeVar
 
+from .errors import ConfigError
+
 S = TypeVar("S")
 
 
@@ -20,7 +22,7 @@ class DedupCache(Generic[S]):
 
     def __init__(self, capacity: int = 10_000) -> None:
         if capacity < 1:
-            raise ValueError("Dedup capacity must be at least 1")
+            raise ConfigError("Dedup capacity must be at least 1")
         self._capacity = capacity
         self._map: OrderedDict[str, S] = OrderedDict()
 

@@ -4,19 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-#: Codes produced by the SDK itself (see :class:`NixMsgError`).
-LOCAL_CODES = frozenset(
-    {
-        "not_connected",
-        "queue_full",
-        "timeout",
-        "closed",
-        "kicked",
-        "auth_failed",
-        "network",
-        "bad_response",
-    }
-)
+from .codes import SDK_CODES
+
+#: Codes produced by the SDK itself (see :class:`NixMsgError` and :mod:`nixmsg.codes`).
+LOCAL_CODES = SDK_CODES
 
 
 class NixMsgError(Exception):
@@ -27,7 +18,8 @@ class NixMsgError(Exception):
     was lost before the response), ``queue_full``, ``timeout``, ``closed`` (closed or logged out),
     ``kicked`` (taken over, or a ``fatal`` from the server; ``reason`` says which),
     ``auth_failed`` (``reason`` is ``session_invalid`` or ``bad_credentials``), ``network`` and
-    ``bad_response``.
+    ``bad_response``. :mod:`nixmsg.codes` has a constant for each. The underlying error, when
+    there is one (a refused connection, a TLS failure, an invalid URL), is ``__cause__``.
 
     Example::
 
@@ -67,6 +59,14 @@ class ServerError(NixMsgError):
 class LimitError(NixMsgError):
     """A local check refused the call before anything was sent: ``body_too_large``,
     ``meta_too_large``, ``frame_too_large``, ``queue_full`` or a local ``bad_request``."""
+
+
+class ConfigError(NixMsgError, ValueError):
+    """``bad_request`` from the SDK's own checks of options and arguments (an invalid URL, an
+    empty endpoint id, a negative delay, a missing callback), raised before anything is sent."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("bad_request", message)
 
 
 class NotConnectedError(NixMsgError):

@@ -66,9 +66,14 @@ class LinkEvents(Protocol):
     """What a :class:`Link` reports to its owner, on the event loop."""
 
     def link_state(
-        self, state: Literal["connecting", "online", "reconnecting"], reason: str, retry_in: float | None
+        self,
+        state: Literal["connecting", "online", "reconnecting"],
+        reason: str,
+        retry_in: float | None,
+        error: BaseException | None = None,
     ) -> None:
-        """``connecting``, ``online`` or ``reconnecting``; stops are reported by ``link_stopped``."""
+        """``connecting``, ``online`` or ``reconnecting``; stops are reported by ``link_stopped``.
+        ``error`` is what ended the last attempt, when it was an exception (refused, DNS, TLS)."""
 
     def link_online(self, hello: dict[str, Any], offset_ms: float, token: str | None) -> None:
         """The handshake succeeded. ``token`` is the new session token of a password login."""
@@ -95,6 +100,7 @@ class _Connection:
         self.link = link
         self.loop = link.loop
         self.drop_reason = "connection_closed"
+        self.drop_error: BaseException | None = None
         self.hello_rid = ""
         self.hello_sent_at = 0.0
         self.ended: asyncio.Future[None] = link.loop.create_future()
@@ -172,8 +178,9 @@ class _Connection:
             self.client.connect(
                 o.address.host, o.address.port, o.keepalive, clean_start=True, properties=props
             )
-        except Exception:  # noqa: BLE001 - any failure to open the socket is a network error
-            self._post(self.link._closed, self, "network_error")
+        except Exception as err:  # noqa: BLE001 - any failure to open the socket is a network error
+            reason = "tls_error" if isinstance(err, ssl.SSLError) else "network_error"
+            self._post(self.link._closed, self, reason, err)
             return
         deadline: float | None = None
         while True:
@@ -185,7 +192,8 @@ class _Connection:
                     break
             try:
                 rc = self.client.loop(timeout=0.1 if deadline else 1.0)
-            except Exception:  # noqa: BLE001 - a broken socket inside paho
+            except Exception as err:  # noqa: BLE001 - a broken socket inside paho
+                self.drop_error = err
                 break
             if rc != MQTTErrorCode.MQTT_ERR_SUCCESS:
                 break
@@ -244,7 +252,8 @@ class Link:
         self._close_means: StopCause | None = None
         self._attempt_timer: asyncio.TimerHandle | None = None
         self._retry_timer: asyncio.TimerHandle | None = None
-        self._ended: asyncio.Future[None] | None = None
+        # The network threads that have not ended yet (one per attempt, an old one may linger).
+        self._live: set[asyncio.Future[None]] = set()
 
     @property
     def online(self) -> bool:
@@ -294,17 +303,17 @@ class Link:
         self._online = False
         if conn is not None:
             conn.end()
-            self._ended = conn.ended
         self._events.link_stopped(cause)
 
     async def stop(self, cause: StopCause) -> None:
         """Stops for good; returns once the network thread has ended (bounded)."""
         self.halt(cause)
-        if self._ended is not None:
-            try:
-                await asyncio.wait_for(asyncio.shield(self._ended), CLOSE_WAIT + 1)
-            except asyncio.TimeoutError:
-                pass
+        await self.ended()
+
+    async def ended(self) -> None:
+        """Returns once the last network thread has ended (bounded by :data:`CLOSE_WAIT` + 1 s)."""
+        if self._live:
+            await asyncio.wait(set(self._live), timeout=CLOSE_WAIT + 1)
 
     def _cancel_timers(self) -> None:
         for t in (self._attempt_timer, self._retry_timer):
@@ -315,6 +324,8 @@ class Link:
     def _open(self) -> None:
         conn = _Connection(self, self._token or self._password or "")
         self._conn = conn
+        self._live.add(conn.ended)
+        conn.ended.add_done_callback(self._live.discard)
         # spec 9 step 3: CONNECT, SUBSCRIBE and hello within the connect timeout (30 s).
         self._attempt_timer = self.loop.call_later(
             self.options.connect_timeout, self._drop, conn, "timeout"
@@ -383,10 +394,12 @@ class Link:
             return
         conn.drop_reason = f"disconnect_0x{code:x}"
 
-    def _closed(self, conn: _Connection, reason: str | None) -> None:
+    def _closed(
+        self, conn: _Connection, reason: str | None, error: BaseException | None = None
+    ) -> None:
         if not conn.ended.done():
             conn.ended.set_result(None)
-        self._drop(conn, reason or conn.drop_reason)
+        self._drop(conn, reason or conn.drop_reason, error or conn.drop_error)
 
     def _handshaken(self, conn: _Connection, frame: dict[str, Any]) -> None:
         if frame.get("ok") is not True:
@@ -417,7 +430,7 @@ class Link:
         if not self._stopped:
             self._events.link_state("online", "", None)
 
-    def _drop(self, conn: _Connection, reason: str) -> None:
+    def _drop(self, conn: _Connection, reason: str, error: BaseException | None = None) -> None:
         if conn is not self._conn:
             return
         self._conn = None
@@ -438,7 +451,7 @@ class Link:
         if was_online and time.monotonic() - self._online_since >= STABLE:
             self._backoff.reset()
         delay = self._backoff.next()
-        self._events.link_state("reconnecting", reason, delay)
+        self._events.link_state("reconnecting", reason, delay, error)
 
         def retry() -> None:
             self._retry_timer = None

@@ -82,6 +82,12 @@ class Listeners(Generic[A]):
             self._waiters.append(future)
         return future
 
+    def release(self) -> None:
+        """The client has stopped: nothing waits for a callback any more."""
+        waiters, self._waiters = self._waiters, []
+        for w in waiters:
+            w.cancel()
+
     def _wake(self) -> None:
         if not self._fns:
             return
@@ -100,6 +106,11 @@ class Dispatcher:
         self._tasks: collections.deque[Callable[[], Awaitable[None]]] = collections.deque()
         self._running: asyncio.Task[None] | None = None
         self._idle: list[asyncio.Future[None]] = []
+
+    @property
+    def running(self) -> asyncio.Task[None] | None:
+        """The task that runs the queued tasks, while there are any."""
+        return self._running
 
     def serial(self, task: Callable[[], Awaitable[None]]) -> None:
         """Queues ``task`` behind every task queued before it."""

@@ -52,7 +52,23 @@ class Receiver:
         self._seen: DedupCache[_MsgState] = DedupCache(dedup_capacity)
         self._receipts_seen: DedupCache[Literal["handling", "done"]] = DedupCache(dedup_capacity)
         self._held: list[tuple[Message, str]] = []
+        self._held_wait: asyncio.Future[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        #: Set when close begins: messages not handed to the application yet stay unacked (the
+        #: server pushes them again at the next login); nothing new reaches the callbacks.
+        self.closing = False
+
+    @property
+    def tasks(self) -> set[asyncio.Task[None]]:
+        """Acks in flight; close waits for them (checklist 17a)."""
+        return self._tasks
+
+    def release(self) -> None:
+        """The client has stopped: drop held messages and the wait for a callback."""
+        self._held.clear()
+        if self._held_wait is not None:
+            self._held_wait.cancel()
+            self._held_wait = None
 
     def _spawn(self, coro: Awaitable[None]) -> None:
         async def wrap() -> None:
@@ -64,6 +80,8 @@ class Receiver:
 
     def message(self, msg: Message) -> None:
         """A ``msg`` arrived (spec 6.3, 9)."""
+        if self.closing:
+            return
         key = message_key(msg.sender, msg.id)
         state = self._seen.get(key)
         if state == "acked":
@@ -77,8 +95,8 @@ class Receiver:
 
     def _enqueue(self, msg: Message, key: str) -> None:
         async def task() -> None:
-            if self._seen.get(key) == "revoked":
-                return  # withdrawn before the application saw it
+            if self._seen.get(key) == "revoked" or self.closing:
+                return  # withdrawn before the application saw it, or closing
             if len(self.messages) == 0:
                 self._hold(msg, key)
                 return
@@ -103,12 +121,16 @@ class Receiver:
         if len(self._held) > 1:
             return
 
-        def release(_: asyncio.Future[None]) -> None:
+        def release(f: asyncio.Future[None]) -> None:
+            self._held_wait = None
+            if f.cancelled():
+                return
             held, self._held = self._held, []
             for m, k in held:
                 self._enqueue(m, k)
 
-        self.messages.when_any().add_done_callback(release)
+        self._held_wait = self.messages.when_any()
+        self._held_wait.add_done_callback(release)
 
     async def ack(self, sender: str, message_id: str) -> None:
         """Acks a message the application has handled (manual mode). A revoked message is not

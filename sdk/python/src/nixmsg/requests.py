@@ -37,6 +37,10 @@ class PendingRequests:
         self._map[rid] = (future, loop.call_later(self._timeout, expire))
         return future
 
+    def futures(self) -> list[asyncio.Future[dict[str, Any]]]:
+        """The requests waiting for their answer."""
+        return [f for f, _ in self._map.values()]
+
     def settle(self, rid: str, ok: bool, data: Any, error: NixMsgError | None) -> bool:
         """Applies a ``resp``; False when ``rid`` is not waited for."""
         entry = self._map.pop(rid, None)

@@ -6,7 +6,6 @@ import datetime
 from typing import Any
 
 from .body import Limits, check_meta, encode_body, encode_frame
-from .errors import LimitError
 from .send_queue import frame_for
 from .types import Recipient, SendOptions, Target
 from .uuid import uuidv7
@@ -37,8 +36,6 @@ def build_send_frame(
 
         frame = build_send_frame("door-1", "open", SendOptions(delay=5000), DEFAULT_LIMITS, 0)
     """
-    if options.send_at is not None and options.delay is not None:
-        raise LimitError("bad_request", "Give send_at or delay, not both")
     target = to if isinstance(to, Target) else Target("endpoint", to)
     frame: dict[str, Any] = {
         "id": options.id or uuidv7(),

@@ -88,6 +88,10 @@ class SendQueue:
         due = [e.not_before for e in self._entries if e.rid is None and e.not_before > now]
         return min(due) if due else None
 
+    def in_flight_futures(self) -> list[asyncio.Future[SendResult]]:
+        """The results of the sends published and waiting for their ``resp``."""
+        return [e.future for e in self._by_rid.values()]
+
     def has(self, rid: str) -> bool:
         """True when ``rid`` belongs to a send in flight."""
         return rid in self._by_rid

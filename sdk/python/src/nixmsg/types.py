@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Union
 
+from .errors import ConfigError
 from .url import Transport
 
 if TYPE_CHECKING:
@@ -123,6 +124,25 @@ class ConnectOptions:
     ssl_context: ssl.SSLContext | None = None
     on_callback_error: Callable[[BaseException], None] | None = field(default=None, compare=False)
 
+    def __post_init__(self) -> None:
+        # Invalid options fail when they are built, with the SDK's error type (bad_request).
+        if self.transport not in ("websocket", "tcp"):
+            raise ConfigError(f"Unknown transport: {self.transport}")
+        if self.ack_mode not in ("auto", "manual"):
+            raise ConfigError("ack_mode must be 'auto' or 'manual'")
+        if not 10 <= self.keepalive <= 600:
+            raise ConfigError("keepalive must be 10–600 seconds")
+        if self.max_receive_bytes < 1024:
+            raise ConfigError("max_receive_bytes must be at least 1024")
+        for name in ("queue_capacity", "max_in_flight", "dedup_capacity"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be at least 1")
+        for name in ("connect_timeout", "request_timeout"):
+            if not getattr(self, name) > 0:
+                raise ConfigError(f"{name} must be positive")
+        if self.on_callback_error is not None and not callable(self.on_callback_error):
+            raise ConfigError("on_callback_error must be callable")
+
 
 @dataclass(frozen=True)
 class SendOptions:
@@ -148,6 +168,16 @@ class SendOptions:
     content_type: str | None = None
     meta: JsonObject | None = None
     id: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.delay is not None and self.delay < 0:
+            raise ConfigError(f"delay must not be negative (got {self.delay})")
+        if self.ttl is not None and self.ttl < 1:
+            raise ConfigError(f"ttl must be at least 1 second (got {self.ttl})")
+        if self.send_at is not None and not isinstance(self.send_at, (datetime.datetime, int, float)):
+            raise ConfigError("send_at must be a datetime or Unix ms")
+        if self.send_at is not None and self.delay is not None:
+            raise ConfigError("Give send_at or delay, not both")
 
 
 @dataclass(frozen=True)

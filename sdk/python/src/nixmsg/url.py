@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
 
+from .errors import ConfigError
+
 #: How the SDK reaches the server (spec 9: WebSocket unless TCP is asked for).
 Transport = Literal["websocket", "tcp"]
 
@@ -36,12 +38,12 @@ def _parse(url: str) -> tuple[str, str, int, bool, str, str]:
         u = urlsplit(url)
         port = u.port
     except ValueError as err:
-        raise ValueError(f"Cannot parse server URL: {url}") from err
+        raise ConfigError(f"Cannot parse server URL: {url}") from err
     scheme = u.scheme.lower()
     if scheme not in _SECURE:
-        raise ValueError(f"Unsupported server URL scheme: {scheme}:")
+        raise ConfigError(f"Unsupported server URL scheme: {scheme}:")
     if not u.hostname:
-        raise ValueError(f"Cannot parse server URL: {url}")
+        raise ConfigError(f"Cannot parse server URL: {url}")
     secure = _SECURE[scheme]
     if port is None:
         port = 8883 if scheme == "mqtts" else 1883 if scheme == "mqtt" else 443 if secure else 80
@@ -68,7 +70,7 @@ def connection_address(url: str, transport: Transport = "websocket") -> Address:
     """
     scheme, host, port, secure, base, query = _parse(url)
     if transport not in ("websocket", "tcp"):
-        raise ValueError(f"Unknown transport: {transport}")
+        raise ConfigError(f"Unknown transport: {transport}")
     if transport == "tcp":
         return Address(host, port, secure, "tcp", "")
     base = "" if scheme.startswith("mqtt") else base

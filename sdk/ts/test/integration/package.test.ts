@@ -1,5 +1,6 @@
-// `npm pack` produces a tarball that installs into a fresh project and connects from Node (ESM
-// and CommonJS, with type definitions) and from Deno.
+// `npm pack` produces a tarball that installs into a fresh project outside the SDK (the README's
+// "Installing": pack, then `npm install <tarball>`) and connects from Node (ESM and CommonJS,
+// with type definitions) and from Deno; the README's first example runs there as written.
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -158,4 +159,52 @@ test("the packed tarball installs and connects from Deno", async () => {
     "--no-config",
     "--node-modules-dir=manual",
   ]);
+});
+
+/** The first fenced block of `lang` in the README. */
+function readmeBlock(lang: string): string {
+  const readme = readFileSync(join(SDK_ROOT, "README.md"), "utf8");
+  const m = readme.match(new RegExp("```" + lang + "\\n([\\s\\S]*?)```"));
+  assert.ok(m, `a ${lang} block in the README`);
+  return m[1]!;
+}
+
+test("the README's first example runs from the installed tarball and waits for its answer", async () => {
+  const asker: Endpoint = await h.endpoint();
+  const peer = await online(h.info.ws_url, await h.endpoint());
+  // The peer answers every message twice: first a stale answer (another marker, as a previous
+  // run's late reply would be), then the real one with the same meta.
+  peer.client.onMessage(async (m) => {
+    await peer.client.send(m.from, "stale answer", { meta: { marker: "an-earlier-run" } });
+    await peer.client.send(m.from, `it is ${new Date().toISOString()}`, { meta: m.meta ?? {} });
+  });
+  writeFileSync(join(scratch, "ask.mjs"), readmeBlock("js"));
+  const out = await within(
+    new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, ["ask.mjs"], {
+        cwd: scratch,
+        stdio: ["ignore", "pipe", "pipe"],
+        env: {
+          ...process.env,
+          NIXMSG_URL: h.info.ws_url,
+          NIXMSG_ID: asker.id,
+          NIXMSG_PASSWORD: asker.password,
+          NIXMSG_PEER: peer.client.endpointId,
+        },
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d) => (stdout += d));
+      child.stderr.on("data", (d) => (stderr += d));
+      child.on(
+        "exit",
+        (c) => (c === 0 ? resolve(stdout) : reject(new Error(`exit ${c}: ${stderr}`))),
+      );
+    }),
+    60_000,
+    "the README example",
+  );
+  assert.match(out, /^sent [0-9a-f-]{36} dispatched$/m);
+  assert.match(out, /^answer: it is \d{4}-/m, out);
+  assert.doesNotMatch(out, /stale answer/);
 });

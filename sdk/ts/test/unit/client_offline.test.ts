@@ -92,13 +92,13 @@ test("bad options are refused at once", () => {
       NixMsgClient.connect("ws://127.0.0.1:1/mqtt", "d", { password: "p" }, {
         keepaliveSeconds: 5,
       }),
-    RangeError,
+    (e: unknown) => e instanceof NixMsgError && e.code === "bad_request",
   );
   assert.throws(
     () =>
       NixMsgClient.connect("ws://127.0.0.1:1/mqtt", "d", { password: "p" }, {
         maxReceiveBytes: 10,
       }),
-    RangeError,
+    (e: unknown) => e instanceof NixMsgError && e.code === "bad_request",
   );
 });

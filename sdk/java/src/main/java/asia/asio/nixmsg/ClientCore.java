@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -13,19 +14,43 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 /**
  * The machinery behind {@link NixMsgClient} (spec 9): the connection loop, the send queue, the
  * receiver and the request matching. State changes happen on one "core" thread; callbacks run on
- * the serial callback executor; futures handed to the application complete on a separate pool.
+ * the serial callback executor; futures handed to the application complete on the completion
+ * executor (the client's own bounded pool unless the application gives one).
+ *
+ * <p>Lifecycle (checklist 17): close stops new deliveries, lets the running callback finish (its
+ * automatic ack is sent), waits for acks, requests and sends in flight until its bound, then
+ * stops the link and fails what is left with {@code closed}. Any stop for good (close, logout,
+ * kicked, auth_failed) then releases the client: the final callbacks run (bounded), and every
+ * thread the client started ends.
  */
 final class ClientCore {
   private static final AtomicInteger THREADS = new AtomicInteger();
+  /** How long a stopping client waits for its final callbacks (the last state change) to run. */
+  private static final long CALLBACKS_WAIT_MS = 5000;
+
   private final String endpointId;
-  private final ScheduledExecutorService core;
+  private final ScheduledThreadPoolExecutor core;
   private final ExecutorService ownCallbackThread;
+  private final ExecutorService ownCompletions;
+  private final ExecutorService mqttCallbacks;
+  /** Where futures handed to the application complete. */
+  private final Executor completions;
+  private final AtomicReference<CompletableFuture<Void>> closing = new AtomicReference<>();
+  private final AtomicBoolean releasing = new AtomicBoolean();
+  private final CompletableFuture<Void> released = new CompletableFuture<>();
+  /** The threads this client started (core, callbacks, completions, HiveMQ completions). */
+  private final java.util.Set<Thread> ownThreads =
+      java.util.Collections.newSetFromMap(new java.util.concurrent.ConcurrentHashMap<Thread, Boolean>());
+  /** The last failed attempt's error (cleared online); {@code ready(timeout)} reports it. */
+  private volatile NixMsgException lastError;
   private final SerialExecutor callbacks;
   private final java.util.function.Consumer<Throwable> onCallbackError;
   private final Link link;
@@ -55,21 +80,32 @@ final class ClientCore {
       String url, String endpointId, Credential credential, ConnectOptions options) {
     ConnectOptions o = options == null ? ConnectOptions.defaults() : options;
     if (endpointId == null || endpointId.isEmpty()) {
-      throw new IllegalArgumentException("endpointId is empty");
+      throw NixMsgException.config("The endpoint id is empty");
     }
-    if (credential == null) throw new IllegalArgumentException("credential is missing");
+    if (credential == null) throw NixMsgException.config("The credential is missing");
     ServerAddress address = ServerAddress.parse(url, o.transport);
     this.endpointId = endpointId;
     ScheduledThreadPoolExecutor coreExec =
-        new ScheduledThreadPoolExecutor(1, daemon("nixmsg-core-" + endpointId));
+        new ScheduledThreadPoolExecutor(1, owned("nixmsg-core-" + endpointId));
     coreExec.setRemoveOnCancelPolicy(true);
+    // Timers (retries, request timeouts) must not keep an ended client's thread alive.
+    coreExec.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    coreExec.setContinueExistingPeriodicTasksAfterShutdownPolicy(false);
     this.core = coreExec;
+    if (o.completionExecutor != null) {
+      ownCompletions = null;
+      completions = Futures.orInline(o.completionExecutor);
+    } else {
+      ownCompletions = Futures.pool(owned("nixmsg-futures-" + endpointId), Futures.COMPLETION_THREADS);
+      completions = Futures.orInline(ownCompletions);
+    }
+    mqttCallbacks = Futures.pool(owned("nixmsg-mqtt-" + endpointId), 1);
     if (o.callbackExecutor != null) {
       ownCallbackThread = null;
       callbacks = new SerialExecutor(o.callbackExecutor);
     } else {
       ownCallbackThread =
-          Executors.newSingleThreadExecutor(daemon("nixmsg-callbacks-" + endpointId));
+          Executors.newSingleThreadExecutor(owned("nixmsg-callbacks-" + endpointId));
       callbacks = new SerialExecutor(ownCallbackThread);
     }
     this.onCallbackError =
@@ -93,7 +129,7 @@ final class ClientCore {
               public void sendReceiptAck(String receiptId) {
                 JsonObject f = new JsonObject();
                 f.addProperty("receipt_id", receiptId);
-                core.execute(
+                post(
                     () -> {
                       if (link.online()) request("receipt_ack", f);
                     });
@@ -118,13 +154,24 @@ final class ClientCore {
     lo.trustManagerFactory = o.trustManagerFactory;
     lo.hostnameVerifier = o.hostnameVerifier;
     lo.nextRid = this::nextRid;
+    lo.mqttCallbacks = mqttCallbacks;
     this.link =
         new Link(
             lo,
             new Link.Events() {
               @Override
-              public void state(ConnectionState s, String reason, Long retryInMs) {
-                setState(new ConnectionEvent(s, reason, retryInMs, null));
+              public void state(
+                  ConnectionState s, String reason, Long retryInMs, Throwable cause) {
+                NixMsgException error = null;
+                if (s == ConnectionState.RECONNECTING) {
+                  error =
+                      new NixMsgException(
+                          ErrorCodes.NETWORK, "Connection attempt failed: " + reason, cause);
+                  lastError = error;
+                } else if (s == ConnectionState.ONLINE) {
+                  lastError = null;
+                }
+                setState(new ConnectionEvent(s, reason, retryInMs, error));
               }
 
               @Override
@@ -151,13 +198,49 @@ final class ClientCore {
     this.sessionToken = credential.tokenValue();
   }
 
-  /** Starts connecting (once; later calls do nothing). */
+  /** Starts connecting (once; later calls do nothing, also after close). */
   void start() {
+    if (closing.get() != null) return;
+    post(link::start);
+  }
+
+  /** Runs {@code task} on the core thread; dropped once the client has ended. */
+  private void post(Runnable task) {
     try {
-      core.execute(link::start);
+      core.execute(task);
     } catch (java.util.concurrent.RejectedExecutionException e) {
-      // Closed before it started: nothing to do.
+      // The client has ended.
     }
+  }
+
+  /** The error every call fails with once close has begun or the client stopped. */
+  private NixMsgException stoppedError() {
+    NixMsgException err = stopError;
+    if (err != null) return err;
+    return new NixMsgException(ErrorCodes.CLOSED, "Client closed", "closed", 0, null, null);
+  }
+
+  /** Fails at once when close has begun: later calls never reach the server. */
+  private boolean refused() {
+    return closing.get() != null || stopError != null;
+  }
+
+  /**
+   * True on a thread a blocking close must not wait on: an application callback of this client,
+   * or one of its own threads (a future's continuation on its completion pool).
+   */
+  boolean inCallback() {
+    return callbacks.inTask() || ownThreads.contains(Thread.currentThread());
+  }
+
+  /** Daemon threads named {@code name-N}, remembered as this client's own. */
+  private ThreadFactory owned(String name) {
+    ThreadFactory base = daemon(name);
+    return r -> {
+      Thread t = base.newThread(r);
+      ownThreads.add(t);
+      return t;
+    };
   }
 
   /** The endpoint id this client logs in as. */
@@ -195,6 +278,7 @@ final class ClientCore {
    * client stops for good first ({@code kicked}, {@code auth_failed}, {@code closed}).
    */
   CompletableFuture<ServerInfo> ready() {
+    if (refused()) return Futures.relay(Futures.failed(stoppedError()), completions);
     return Futures.relay(
         callOnCore(
             () -> {
@@ -203,7 +287,42 @@ final class ClientCore {
               else if (stopError != null) f.completeExceptionally(stopError);
               else readyWaiters.add(f);
               return f;
-            }));
+            }), completions);
+  }
+
+  /**
+   * {@link #ready()} with a bound: fails with {@code timeout} after {@code timeoutMs}, with the
+   * last failed attempt's error (refused, DNS, TLS) as its cause.
+   */
+  CompletableFuture<ServerInfo> ready(long timeoutMs) {
+    CompletableFuture<ServerInfo> f = ready();
+    CompletableFuture<ServerInfo> out = new CompletableFuture<>();
+    ScheduledFuture<?> timer;
+    try {
+      timer =
+          core.schedule(
+              () -> {
+                NixMsgException last = lastError;
+                String why = last == null ? "" : "; last error: " + last.getMessage();
+                out.completeExceptionally(
+                    new NixMsgException(
+                        ErrorCodes.TIMEOUT,
+                        "Not online within " + timeoutMs + " ms" + why,
+                        last));
+              },
+              timeoutMs,
+              TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      timer = null;
+    }
+    ScheduledFuture<?> t = timer;
+    f.whenComplete(
+        (v, e) -> {
+          if (t != null) t.cancel(false);
+          if (e != null) out.completeExceptionally(Futures.unwrap(e));
+          else out.complete(v);
+        });
+    return Futures.relay(out, completions);
   }
 
   /**
@@ -212,7 +331,7 @@ final class ClientCore {
    * time. A token issued before the callback was added is passed to it at once.
    */
   Subscription onSession(Listener<String> listener) {
-    if (listener == null) throw new NullPointerException("listener");
+    if (listener == null) throw NixMsgException.config("The callback is null");
     SessionListener entry = new SessionListener(listener);
     sessions.add(entry);
     // On the callback thread, after any token dispatch already queued: a token the callback has
@@ -283,6 +402,7 @@ final class ClientCore {
     } catch (NixMsgException e) {
       return Futures.failed(e);
     }
+    if (refused()) return Futures.relay(Futures.failed(stoppedError()), completions);
     return Futures.relay(
         callOnCore(
             () -> {
@@ -290,7 +410,8 @@ final class ClientCore {
               CompletableFuture<SendResult> result = queue.add(frame);
               pump();
               return result;
-            }));
+            }),
+        completions);
   }
 
   /**
@@ -298,11 +419,13 @@ final class ClientCore {
    * pushes the message again after the reconnect.
    */
   CompletableFuture<Void> ack(Message message) {
-    return Futures.relay(receiver.ack(message.from(), message.id()));
+    if (refused()) return Futures.relay(Futures.failed(stoppedError()), completions);
+    return Futures.relay(receiver.ack(message.from(), message.id()), completions);
   }
 
   /** Sends {@code presence.watch} and, once accepted, repeats it after each reconnect. */
   CompletableFuture<Void> watch(JsonObject f, boolean keep) {
+    if (refused()) return Futures.relay(Futures.failed(stoppedError()), completions);
     return Futures.relay(
         callOnCore(() -> request("presence.watch", f))
             .thenCompose(
@@ -310,7 +433,8 @@ final class ClientCore {
                     () -> {
                       watching = keep ? f : null;
                       return CompletableFuture.<Void>completedFuture(null);
-                    })));
+                    })),
+        completions);
   }
 
   /**
@@ -321,6 +445,7 @@ final class ClientCore {
     JsonObject f = new JsonObject();
     f.addProperty("old_password", oldPassword);
     f.addProperty("new_password", newPassword);
+    if (refused()) return Futures.relay(Futures.failed(stoppedError()), completions);
     return Futures.relay(
         callOnCore(() -> request("self.login_password", f))
             .thenCompose(
@@ -333,7 +458,8 @@ final class ClientCore {
                         issued(t);
                       }
                       return CompletableFuture.<Void>completedFuture(null);
-                    })));
+                    })),
+        completions);
   }
 
   /**
@@ -341,6 +467,7 @@ final class ClientCore {
    * fail with {@code closed}.
    */
   CompletableFuture<Void> logout() {
+    if (refused()) return Futures.relay(Futures.failed(stoppedError()), completions);
     Link.StopCause cause = new Link.StopCause(ConnectionState.OFFLINE, "logout");
     return Futures.relay(
         callOnCore(
@@ -352,27 +479,122 @@ final class ClientCore {
               CompletableFuture<Void> done = new CompletableFuture<>();
               answer.whenComplete(
                   (d, err) ->
-                      core.execute(
+                      post(
                           () ->
                               link.stop(cause)
                                   .whenComplete(
                                       (v, e) -> {
-                                        shutdownLater();
                                         if (err != null) done.completeExceptionally(err);
                                         else done.complete(null);
                                       })));
               return done;
-            }));
+            }),
+        completions);
   }
 
-  /** Disconnects and stops for good. Pending sends fail with {@code closed}. */
-  CompletableFuture<Void> close() {
-    if (core.isShutdown()) return CompletableFuture.completedFuture(null);
-    return Futures.relay(
-        callOnCore(
-            () ->
-                link.stop(new Link.StopCause(ConnectionState.OFFLINE, "closed"))
-                    .whenComplete((v, e) -> shutdownLater())));
+  /**
+   * Stops for good (checklist 17): nothing new reaches the callbacks; the callback running now
+   * may finish (its message is acked); acks, requests and sends in flight get until {@code
+   * timeoutMs} for their answers; then the connection closes and what is left fails with {@code
+   * closed}. Completes when the client's threads have been told to end. Idempotent, from any
+   * state and any thread.
+   */
+  CompletableFuture<Void> closeAsync(long timeoutMs) {
+    if (timeoutMs < 0) throw NixMsgException.config("The close timeout must not be negative");
+    CompletableFuture<Void> mine = new CompletableFuture<>();
+    if (!closing.compareAndSet(null, mine)) return closing.get();
+    receiver.closing = true;
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    try {
+      core.execute(() -> beginClose(deadline));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // The core has ended: the client had stopped for good and released itself.
+    }
+    released.whenComplete((v, e) -> completions.execute(() -> mine.complete(null)));
+    return mine;
+  }
+
+  /**
+   * Blocks until the client's threads have ended (bounded by {@code deadline}, epoch ms). Not
+   * from a callback or completion: those threads are the ones waited for.
+   */
+  void awaitEnded(long deadline) throws InterruptedException {
+    for (ExecutorService e : new ExecutorService[] {core, ownCallbackThread, ownCompletions, mqttCallbacks}) {
+      if (e == null) continue;
+      long left = deadline - System.currentTimeMillis();
+      if (left <= 0) return;
+      e.awaitTermination(left, TimeUnit.MILLISECONDS);
+    }
+  }
+
+  private void beginClose(long deadline) {
+    if (link.stopped()) {
+      release();
+      return;
+    }
+    Runnable stop = () -> link.stop(new Link.StopCause(ConnectionState.OFFLINE, "closed"));
+    if (!link.online()) {
+      stop.run();
+      return;
+    }
+    // The callback running now returns first, so that its automatic ack is sent (and queued on
+    // this thread before the drain looks at what is in flight).
+    within(callbacks.idle(), deadline, () -> drain(deadline, stop));
+  }
+
+  /** Runs {@code then} on the core thread once {@code f} is done or {@code deadline} passed. */
+  private void within(CompletableFuture<?> f, long deadline, Runnable then) {
+    AtomicBoolean once = new AtomicBoolean();
+    Runnable next =
+        () -> {
+          if (once.compareAndSet(false, true)) post(then);
+        };
+    long left = Math.max(0, deadline - System.currentTimeMillis());
+    ScheduledFuture<?> timer;
+    try {
+      timer = core.schedule(next, left, TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      return;
+    }
+    f.whenComplete(
+        (v, e) -> {
+          timer.cancel(false);
+          next.run();
+        });
+  }
+
+  /** Waits (until {@code deadline}) for every ack, request and published send to be answered. */
+  private void drain(long deadline, Runnable then) {
+    List<CompletableFuture<?>> waiting = new ArrayList<>();
+    waiting.addAll(pending.futures());
+    waiting.addAll(queue.inFlightFutures());
+    if (waiting.isEmpty() || !link.online() || System.currentTimeMillis() >= deadline) {
+      then.run();
+      return;
+    }
+    CompletableFuture<Object> any =
+        CompletableFuture.anyOf(waiting.toArray(new CompletableFuture<?>[0]));
+    within(any, deadline, () -> drain(deadline, then));
+  }
+
+  /**
+   * After a stop for good: the final callbacks run (bounded), then every executor of the client
+   * shuts down; their threads end.
+   */
+  private void release() {
+    if (!releasing.compareAndSet(false, true)) return;
+    CompletableFuture<Void> idle = callbacks.idle();
+    long deadline = System.currentTimeMillis() + CALLBACKS_WAIT_MS;
+    within(
+        CompletableFuture.allOf(link.ended(), idle),
+        deadline,
+        () -> {
+          if (ownCallbackThread != null) ownCallbackThread.shutdown();
+          mqttCallbacks.shutdown();
+          core.shutdown();
+          if (ownCompletions != null) ownCompletions.shutdown();
+          released.complete(null);
+        });
   }
 
   // ---- internals, on the core thread unless said otherwise ----
@@ -491,9 +713,10 @@ final class ClientCore {
     return answer;
   }
 
-  /** Sends a request from any thread; the future completes on the completion pool. */
+  /** Sends a request from any thread; the future completes on the completion executor. */
   CompletableFuture<JsonObject> call(String type, JsonObject fields) {
-    return Futures.relay(callOnCore(() -> request(type, fields)));
+    if (refused()) return Futures.relay(Futures.failed(stoppedError()), completions);
+    return Futures.relay(callOnCore(() -> request(type, fields)), completions);
   }
 
   /** Called from the receiver (any thread): sends ack and completes with data.result or null. */
@@ -541,16 +764,8 @@ final class ClientCore {
     setState(
         new ConnectionEvent(
             cause.state, cause.reason, null, cause.state == ConnectionState.OFFLINE ? null : error));
-    if (cause.state != ConnectionState.OFFLINE) shutdownLater();
-  }
-
-  /** Ends the client's threads once the queued callbacks have run. */
-  private void shutdownLater() {
-    callbacks.execute(
-        () -> {
-          if (ownCallbackThread != null) ownCallbackThread.shutdown();
-        });
-    core.schedule(core::shutdown, 3, TimeUnit.SECONDS);
+    // Stopped for good (close, logout, kicked, auth_failed): the client releases its threads.
+    release();
   }
 
   private void reportCallbackError(Throwable error) {

@@ -28,6 +28,7 @@ public final class ConnectOptions {
   final TrustManagerFactory trustManagerFactory;
   final HostnameVerifier hostnameVerifier;
   final Executor callbackExecutor;
+  final Executor completionExecutor;
   final Consumer<Throwable> onCallbackError;
 
   private ConnectOptions(Builder b) {
@@ -43,6 +44,7 @@ public final class ConnectOptions {
     trustManagerFactory = b.trustManagerFactory;
     hostnameVerifier = b.hostnameVerifier;
     callbackExecutor = b.callbackExecutor;
+    completionExecutor = b.completionExecutor;
     onCallbackError = b.onCallbackError;
   }
 
@@ -69,6 +71,7 @@ public final class ConnectOptions {
     private TrustManagerFactory trustManagerFactory;
     private HostnameVerifier hostnameVerifier;
     private Executor callbackExecutor;
+    private Executor completionExecutor;
     private Consumer<Throwable> onCallbackError;
 
     private Builder() {}
@@ -88,7 +91,7 @@ public final class ConnectOptions {
     /** MQTT keep alive in seconds, 10–600 (default 30, spec 5). */
     public Builder keepaliveSeconds(int seconds) {
       if (seconds < 10 || seconds > 600) {
-        throw new IllegalArgumentException("keepaliveSeconds must be 10-600");
+        throw NixMsgException.config("keepaliveSeconds must be 10-600");
       }
       this.keepaliveSeconds = seconds;
       return this;
@@ -96,42 +99,42 @@ public final class ConnectOptions {
 
     /** Time for CONNECT, SUBSCRIBE and {@code hello} together, in ms (default 30,000). */
     public Builder connectTimeoutMs(long ms) {
-      if (ms < 1) throw new IllegalArgumentException("connectTimeoutMs must be positive");
+      if (ms < 1) throw NixMsgException.config("connectTimeoutMs must be positive");
       this.connectTimeoutMs = ms;
       return this;
     }
 
     /** {@code max_receive_bytes} declared in {@code hello}, at least 1024 (default 786,432). */
     public Builder maxReceiveBytes(int bytes) {
-      if (bytes < 1024) throw new IllegalArgumentException("maxReceiveBytes must be >= 1024");
+      if (bytes < 1024) throw NixMsgException.config("maxReceiveBytes must be >= 1024");
       this.maxReceiveBytes = bytes;
       return this;
     }
 
     /** Sends held in memory, in flight included (default 1,000). */
     public Builder queueCapacity(int n) {
-      if (n < 1) throw new IllegalArgumentException("queueCapacity must be positive");
+      if (n < 1) throw NixMsgException.config("queueCapacity must be positive");
       this.queueCapacity = n;
       return this;
     }
 
     /** Sends published without a response yet (default 100). */
     public Builder maxInFlight(int n) {
-      if (n < 1) throw new IllegalArgumentException("maxInFlight must be positive");
+      if (n < 1) throw NixMsgException.config("maxInFlight must be positive");
       this.maxInFlight = n;
       return this;
     }
 
     /** Received messages remembered for deduplication (default 10,000). */
     public Builder dedupCapacity(int n) {
-      if (n < 1) throw new IllegalArgumentException("dedupCapacity must be positive");
+      if (n < 1) throw NixMsgException.config("dedupCapacity must be positive");
       this.dedupCapacity = n;
       return this;
     }
 
     /** How long a request other than {@code send} waits for its response (default 30 s). */
     public Builder requestTimeoutMs(long ms) {
-      if (ms < 1) throw new IllegalArgumentException("requestTimeoutMs must be positive");
+      if (ms < 1) throw NixMsgException.config("requestTimeoutMs must be positive");
       this.requestTimeoutMs = ms;
       return this;
     }
@@ -157,6 +160,17 @@ public final class ConnectOptions {
      */
     public Builder callbackExecutor(Executor executor) {
       this.callbackExecutor = executor;
+      return this;
+    }
+
+    /**
+     * Where the futures the client returns complete (and so where {@code thenAccept} and friends
+     * run without an executor of their own). Default: the client's own pool of at most two
+     * daemon threads, which end with the client. Never the callback thread.
+     */
+    public Builder completionExecutor(Executor executor) {
+      if (executor == null) throw NixMsgException.config("completionExecutor is null");
+      this.completionExecutor = executor;
       return this;
     }
 

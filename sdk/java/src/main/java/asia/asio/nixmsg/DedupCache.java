@@ -17,7 +17,7 @@ final class DedupCache<S> {
   private final LinkedHashMap<String, S> map = new LinkedHashMap<>();
 
   DedupCache(int capacity) {
-    if (capacity < 1) throw new IllegalArgumentException("Dedup capacity must be at least 1");
+    if (capacity < 1) throw NixMsgException.config("Dedup capacity must be at least 1");
     this.capacity = capacity;
   }
 

@@ -10,12 +10,19 @@ import com.hivemq.client.mqtt.mqtt5.Mqtt5ClientBuilder;
 import com.hivemq.client.mqtt.mqtt5.exceptions.Mqtt5ConnAckException;
 import com.hivemq.client.mqtt.mqtt5.exceptions.Mqtt5DisconnectException;
 import com.hivemq.client.mqtt.mqtt5.message.subscribe.suback.Mqtt5SubAckReasonCode;
+import io.reactivex.Scheduler;
+import io.reactivex.schedulers.Schedulers;
+import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.HostnameVerifier;
+import javax.net.ssl.SSLException;
 import javax.net.ssl.TrustManagerFactory;
 
 /**
@@ -30,7 +37,37 @@ final class Link {
   /** Online this long resets the backoff (spec 9 step 4). */
   static final long STABLE_MS = 60_000;
   /** Longest wait for a clean MQTT close. */
-  private static final long CLOSE_WAIT_MS = 2000;
+  static final long CLOSE_WAIT_MS = 2000;
+  /** Netty event loop threads shared by every client of the JVM (HiveMQ counts its users). */
+  private static final int NETTY_THREADS = 2;
+
+  private static final AtomicInteger NETTY_SEQ = new AtomicInteger();
+
+  /**
+   * The executor HiveMQ's Netty event loops run on: daemon threads (HiveMQ 1.3.7's own are not),
+   * so a client that was never closed does not keep the JVM alive. HiveMQ shuts the event loop
+   * group down when its last client has disconnected; its threads end then.
+   */
+  private static final Executor NETTY =
+      r -> {
+        Thread t = new Thread(r, "nixmsg-netty-" + NETTY_SEQ.incrementAndGet());
+        t.setDaemon(true);
+        t.start();
+      };
+
+  /** What ended an attempt, for the {@code reconnecting} reason. */
+  static String reasonOf(Throwable cause) {
+    for (Throwable t = cause; t != null; t = t.getCause()) {
+      if (t instanceof SSLException) return "tls_error";
+    }
+    for (Throwable t = cause; t != null; t = t.getCause()) {
+      if (t instanceof IOException
+          || t instanceof com.hivemq.client.mqtt.exceptions.ConnectionFailedException) {
+        return "network_error";
+      }
+    }
+    return "connection_closed";
+  }
 
   /** CONNACK codes that end reconnecting (spec 9 step 6). */
   static boolean authRefused(int connAckCode) {
@@ -66,6 +103,8 @@ final class Link {
     TrustManagerFactory trustManagerFactory;
     HostnameVerifier hostnameVerifier;
     Supplier<String> nextRid;
+    /** Where HiveMQ completes its futures (its "application scheduler"); ends with the client. */
+    Executor mqttCallbacks;
   }
 
   /** Why the link stopped for good. */
@@ -81,8 +120,11 @@ final class Link {
 
   /** What the link reports to its owner, on the core thread. */
   interface Events {
-    /** CONNECTING, ONLINE or RECONNECTING; stops are reported by {@link #stopped} only. */
-    void state(ConnectionState state, String reason, Long retryInMs);
+    /**
+     * CONNECTING, ONLINE or RECONNECTING; stops are reported by {@link #stopped} only. {@code
+     * cause} is what ended the last attempt, when it was an error (refused, DNS, TLS).
+     */
+    void state(ConnectionState state, String reason, Long retryInMs, Throwable cause);
 
     /** The handshake succeeded; {@code token} is the new session token of a password login. */
     void online(JsonObject hello, long offsetMs, String token);
@@ -101,6 +143,7 @@ final class Link {
   private final Events events;
   private final ScheduledExecutorService core;
   private final Backoff backoff = new Backoff();
+  private final Scheduler mqttScheduler;
   private final String upTopic;
   private final String downTopic;
   private String password;
@@ -125,6 +168,21 @@ final class Link {
     this.token = options.credential.tokenValue();
     this.upTopic = "nix/c/" + options.endpointId + "/up";
     this.downTopic = "nix/c/" + options.endpointId + "/down";
+    this.mqttScheduler = Schedulers.from(Futures.orInline(options.mqttCallbacks));
+  }
+
+  /** Runs {@code task} on the core thread; dropped once the client has ended. */
+  private void post(Runnable task) {
+    try {
+      core.execute(task);
+    } catch (RejectedExecutionException e) {
+      // The client has ended: late HiveMQ events have nobody to tell.
+    }
+  }
+
+  /** Completes once the MQTT client of the last stop has ended (bounded by the close wait). */
+  CompletableFuture<Void> ended() {
+    return ended;
   }
 
   /** True between a successful hello and the loss of that connection. */
@@ -151,7 +209,7 @@ final class Link {
   void start() {
     if (stopped || started) return;
     started = true;
-    events.state(ConnectionState.CONNECTING, null, null);
+    events.state(ConnectionState.CONNECTING, null, null, null);
     open();
   }
 
@@ -224,10 +282,15 @@ final class Link {
             .useMqttVersion5()
             .identifier(o.endpointId)
             .transportConfig(t.build())
+            .executorConfig()
+            .nettyExecutor(NETTY)
+            .nettyThreads(NETTY_THREADS)
+            .applicationScheduler(mqttScheduler)
+            .applyExecutorConfig()
             .addDisconnectedListener(
                 ctx -> {
                   Throwable cause = ctx.getCause();
-                  core.execute(() -> closed(self[0], cause, usingToken));
+                  post(() -> closed(self[0], cause, usingToken));
                 });
     Mqtt5AsyncClient c = b.buildAsync();
     self[0] = c;
@@ -248,7 +311,7 @@ final class Link {
         .send()
         .whenComplete(
             (ack, err) ->
-                core.execute(
+                post(
                     () -> {
                       if (err != null) closed(c, err, usingToken);
                       else connected(c);
@@ -266,12 +329,12 @@ final class Link {
         .qos(MqttQos.AT_LEAST_ONCE)
         .callback(p -> {
           byte[] payload = p.getPayloadAsBytes();
-          core.execute(() -> message(c, payload));
+          post(() -> message(c, payload));
         })
         .send()
         .whenComplete(
             (subAck, err) ->
-                core.execute(
+                post(
                     () -> {
                       if (c != client) return;
                       boolean refused = err != null;
@@ -333,7 +396,7 @@ final class Link {
     online = true;
     onlineSince = now;
     events.online(hello, offset, newToken);
-    if (!stopped) events.state(ConnectionState.ONLINE, null, null);
+    if (!stopped) events.state(ConnectionState.ONLINE, null, null, null);
   }
 
   /** The connection (or the attempt) ended with {@code cause}. */
@@ -364,10 +427,14 @@ final class Link {
       drop(c, "disconnect_0x" + Integer.toHexString(code));
       return;
     }
-    drop(c, "connection_closed");
+    drop(c, reasonOf(t), t);
   }
 
   private void drop(Mqtt5AsyncClient c, String reason) {
+    drop(c, reason, null);
+  }
+
+  private void drop(Mqtt5AsyncClient c, String reason, Throwable cause) {
     if (c != client) return;
     client = null;
     cancel(attemptTimer);
@@ -382,7 +449,7 @@ final class Link {
       return;
     }
     long delay = retryDelay(backoff, wasOnline, onlineSince, System.currentTimeMillis());
-    events.state(ConnectionState.RECONNECTING, reason, delay);
+    events.state(ConnectionState.RECONNECTING, reason, delay, cause);
     retryTimer =
         core.schedule(
             () -> {

@@ -11,7 +11,7 @@ final class Listeners<T> {
   }
 
   Subscription add(Listener<T> listener) {
-    if (listener == null) throw new NullPointerException("listener");
+    if (listener == null) throw NixMsgException.config("The callback is null");
     list.add(listener);
     return () -> list.remove(listener);
   }

@@ -5,26 +5,44 @@ import com.google.gson.JsonObject;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import javax.net.ssl.TrustManagerFactory;
 
 /**
  * A connection to a NixMsg server as one endpoint (spec 9). Create it with {@link #connect}; it
  * connects in the background and reconnects until it is closed, logged out, taken over, or
  * refused. Methods return {@link CompletableFuture}s that fail with {@link NixMsgException}.
- * Callbacks run serially on one executor; futures complete on the SDK's own threads.
+ * Callbacks run serially on one executor; futures complete on the client's own bounded pool (or
+ * {@link ConnectOptions.Builder#completionExecutor}).
+ *
+ * <p>Threads: every thread the client starts is a daemon and ends when the client has stopped
+ * for good ({@link #close()}, {@link #logout()}, {@code KICKED}, {@code AUTH_FAILED}). HiveMQ's
+ * Netty event loop runs on daemon threads the SDK gives it, shared by the clients of the JVM,
+ * and ends when the last of them has disconnected. RxJava, which HiveMQ uses, starts a few
+ * daemon threads once per JVM ({@code RxSchedulerPurge-1} and its computation pool when used)
+ * that do not end; they never keep the JVM alive.
  *
  * <pre>{@code
- * NixMsgClient client = NixMsgClient.connect(
- *     "wss://relay.example/mqtt", "door-1", Credential.password(password));
- * client.onSession(token -> saveToken(token));
- * client.onMessage(msg -> System.out.println(msg.from() + ": " + msg.text()));
- * client.ready().get(30, TimeUnit.SECONDS);
- * client.send("app-1", "opened").join();
+ * try (NixMsgClient client = NixMsgClient.connect(
+ *     "wss://relay.example/mqtt", "door-1", Credential.password(password))) {
+ *   client.onSession(token -> saveToken(token));
+ *   client.onMessage(msg -> System.out.println(msg.from() + ": " + msg.text()));
+ *   client.ready(30, TimeUnit.SECONDS).join();
+ *   client.send("app-1", "opened").join();
+ * }
  * }</pre>
  */
-public final class NixMsgClient {
+public final class NixMsgClient implements AutoCloseable {
   /** The {@code client} name sent in {@code hello} (spec 6.1). */
   public static final String CLIENT_NAME = "java-sdk/0.1.0";
+
+  /** The default bound of {@link #close()}, in ms (checklist 17). */
+  public static final long CLOSE_TIMEOUT_MS = 5000;
+
+  /** How long a blocking close waits for the threads beyond its bound. */
+  private static final long THREADS_WAIT_MS = Link.CLOSE_WAIT_MS + 1000;
 
   private final ClientCore core;
   private final GroupApi groups;
@@ -82,7 +100,7 @@ public final class NixMsgClient {
   /** {@link #register} over HTTPS with a caller-supplied trust (a private CA). */
   public static CompletableFuture<RegisterResult> register(
       String url, String registrationCode, RegisterOptions options, TrustManagerFactory trust) {
-    return Register.register(url, registrationCode, options, trust, Futures.COMPLETIONS);
+    return Register.register(url, registrationCode, options, trust, Futures.orInline(Futures.REGISTER));
   }
 
   /** The endpoint id this client logs in as. */
@@ -126,6 +144,16 @@ public final class NixMsgClient {
    */
   public CompletableFuture<ServerInfo> ready() {
     return core.ready();
+  }
+
+  /**
+   * {@link #ready()} with a bound: fails with {@code timeout} when not online within it. Its
+   * {@link Throwable#getCause() cause} is the last failed attempt ({@code network}, itself caused
+   * by the {@code ConnectException}, {@code UnknownHostException} or {@code SSLException}), so a
+   * wrong host or an untrusted certificate shows instead of a silent retry.
+   */
+  public CompletableFuture<ServerInfo> ready(long timeout, TimeUnit unit) {
+    return core.ready(unit.toMillis(timeout));
   }
 
   /**
@@ -314,8 +342,55 @@ public final class NixMsgClient {
     return core.logout();
   }
 
-  /** Disconnects and stops for good. Pending sends fail with {@code closed}. */
-  public CompletableFuture<Void> close() {
-    return core.close();
+  /**
+   * Disconnects and stops for good, waiting at most {@link #CLOSE_TIMEOUT_MS} for what is in
+   * flight; see {@link #close(long, TimeUnit)}. Never throws.
+   */
+  @Override
+  public void close() {
+    close(CLOSE_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * Disconnects and stops for good (checklist 17), and blocks until the client's threads have
+   * ended (within {@code timeout} plus a few seconds):
+   *
+   * <ul>
+   *   <li>messages not handed to {@code onMessage} yet stay unacked and come again at the next
+   *       login;
+   *   <li>the callback running now may finish, and its message is acked: a message the
+   *       application handled is not delivered again, even when closed right after;
+   *   <li>acks, requests and sends on the wire get until {@code timeout} for their answers; what
+   *       is left then fails with {@code closed};
+   *   <li>idempotent, from any state (also after {@code KICKED}, {@code AUTH_FAILED} or {@link
+   *       #logout()}); every later call fails with {@code closed} at once.
+   * </ul>
+   *
+   * Inside a callback it starts the close and returns at once (the close completes after the
+   * callback returns). An interrupt ends the wait early and keeps the interrupt flag.
+   */
+  public void close(long timeout, TimeUnit unit) {
+    long ms = unit.toMillis(timeout);
+    CompletableFuture<Void> done = core.closeAsync(ms);
+    if (core.inCallback()) return;
+    long deadline = System.currentTimeMillis() + ms + THREADS_WAIT_MS;
+    try {
+      done.get(Math.max(0, deadline - System.currentTimeMillis()), TimeUnit.MILLISECONDS);
+      core.awaitEnded(deadline);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      // Bounded: the client has been told to end, its daemon threads finish on their own.
+    }
+  }
+
+  /** {@link #close()} without blocking: completes once the client has released its threads. */
+  public CompletableFuture<Void> closeAsync() {
+    return core.closeAsync(CLOSE_TIMEOUT_MS);
+  }
+
+  /** {@link #close(long, TimeUnit)} without blocking. */
+  public CompletableFuture<Void> closeAsync(long timeout, TimeUnit unit) {
+    return core.closeAsync(unit.toMillis(timeout));
   }
 }

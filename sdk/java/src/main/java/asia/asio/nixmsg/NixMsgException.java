@@ -9,6 +9,10 @@ import java.util.Map;
  * {@code CompletionException}, {@code get()} in an {@code ExecutionException}; use
  * {@link #from(Throwable)} to get it back.
  *
+ * <p>{@link ErrorCodes} has a constant for every code. Invalid options and arguments (an empty
+ * endpoint id, an unparsable URL, a negative delay, a null callback) fail with {@code bad_request}
+ * where they are given. The underlying error (an I/O or TLS failure) is {@link #getCause()}.
+ *
  * <p>Server codes: {@code bad_request}, {@code unauthorized}, {@code talk_password_required},
  * {@code talk_password_invalid}, {@code body_too_large}, {@code rate_limited}, and the others of
  * spec 6.10; they pass through unchanged. Codes of the SDK itself:
@@ -23,7 +27,8 @@ import java.util.Map;
  *       or the server sent {@code fatal} ({@code reason} is its reason).
  *   <li>{@code auth_failed}: the server refused the credential ({@code reason} is
  *       {@code session_invalid} or {@code bad_credentials}).
- *   <li>{@code network}: an HTTP request (registration) got no response.
+ *   <li>{@code network}: a connection attempt or an HTTP request (registration) failed;
+ *       {@link #getCause()} is the I/O or TLS error.
  *   <li>{@code bad_response}: the server answered something that is not a NixMsg response.
  * </ul>
  *
@@ -47,6 +52,16 @@ public class NixMsgException extends RuntimeException {
   /** An error with a code and a message for developers. */
   public NixMsgException(String code, String message) {
     this(code, message, null, 0, null, null);
+  }
+
+  /** An error with a code, a message for developers and the underlying error. */
+  public NixMsgException(String code, String message, Throwable cause) {
+    this(code, message, null, 0, null, cause);
+  }
+
+  /** {@code bad_request} for an option or argument the SDK refuses before sending anything. */
+  static NixMsgException config(String message) {
+    return new NixMsgException(ErrorCodes.BAD_REQUEST, message);
   }
 
   NixMsgException(

@@ -57,6 +57,13 @@ final class PendingRequests {
     return true;
   }
 
+  /** The requests waiting for their resp. */
+  List<CompletableFuture<JsonObject>> futures() {
+    List<CompletableFuture<JsonObject>> out = new ArrayList<>();
+    for (Pending p : map.values()) out.add(p.future);
+    return out;
+  }
+
   /** Fails every waiting request with {@code error} (the connection is gone). */
   void failAll(NixMsgException error) {
     List<Pending> all = new ArrayList<>(map.values());

@@ -49,6 +49,11 @@ final class Receiver {
   private final DedupCache<MsgState> seen;
   private final DedupCache<ReceiptState> receiptsSeen;
   private final List<Message> held = new ArrayList<>();
+  /**
+   * Set when close begins: messages not handed to the application yet stay unacked (the server
+   * pushes them again at the next login); nothing new reaches the callbacks.
+   */
+  volatile boolean closing;
 
   Receiver(Host host, AckMode ackMode, int dedupCapacity, Executor callbacks) {
     this.host = host;
@@ -60,6 +65,7 @@ final class Receiver {
 
   /** A {@code msg} arrived (spec 6.3, 9). */
   void message(Message msg) {
+    if (closing) return;
     String key = DedupCache.messageKey(msg.from(), msg.id());
     synchronized (this) {
       MsgState state = seen.get(key);
@@ -82,7 +88,8 @@ final class Receiver {
   private void deliver(Message msg) {
     String key = DedupCache.messageKey(msg.from(), msg.id());
     synchronized (this) {
-      if (seen.get(key) == MsgState.REVOKED) return; // withdrawn before the app saw it
+      // Withdrawn before the app saw it, or closing: left unacked.
+      if (seen.get(key) == MsgState.REVOKED || closing) return;
       if (messages.size() == 0) {
         // Without an onMessage callback, messages wait (unacked) without blocking other events.
         held.add(msg);

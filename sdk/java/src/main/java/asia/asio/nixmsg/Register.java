@@ -28,8 +28,8 @@ final class Register {
     String target;
     try {
       target = ServerAddress.registerUrl(url);
-    } catch (IllegalArgumentException e) {
-      out.completeExceptionally(new NixMsgException("bad_request", e.getMessage()));
+    } catch (NixMsgException e) {
+      out.completeExceptionally(e);
       return out;
     }
     executor.execute(

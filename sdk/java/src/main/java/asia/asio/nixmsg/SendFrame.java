@@ -28,9 +28,6 @@ final class SendFrame {
       long offsetMs) {
     SendOptions o = options == null ? SendOptions.none() : options;
     if (to == null) throw new NixMsgException("bad_request", "The recipient is missing");
-    if (o.sendAtMs != null && o.delayMs != null) {
-      throw new NixMsgException("bad_request", "Give sendAt or delay, not both");
-    }
     JsonObject frame = new JsonObject();
     frame.addProperty("id", o.id != null ? o.id : Uuid7.next());
     JsonObject target = new JsonObject();
@@ -44,7 +41,7 @@ final class SendFrame {
       frame.add("meta", meta);
     }
     if (o.sendAtMs != null) frame.addProperty("send_at_ms", Math.max(0, o.sendAtMs + offsetMs));
-    if (o.delayMs != null) frame.addProperty("delay_ms", Math.max(0, o.delayMs));
+    if (o.delayMs != null) frame.addProperty("delay_ms", o.delayMs);
     if (o.keep != null || o.ttlSeconds != null) {
       // A ttl alone means "keep for that long".
       boolean keep = o.keep == null || o.keep;

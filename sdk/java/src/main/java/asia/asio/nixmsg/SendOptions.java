@@ -66,8 +66,12 @@ public final class SendOptions {
       return this;
     }
 
-    /** Delay in ms; 0 sends at once. Without sendAt and delay the endpoint default applies. */
+    /**
+     * Delay in ms; 0 sends at once. Without sendAt and delay the endpoint default applies. A
+     * negative delay fails here with {@code bad_request}.
+     */
     public Builder delayMs(long ms) {
+      if (ms < 0) throw NixMsgException.config("delayMs must not be negative (got " + ms + ")");
       this.delayMs = ms;
       return this;
     }
@@ -80,6 +84,7 @@ public final class SendOptions {
 
     /** Seconds to keep it; alone it means keep = true (server default 86,400). */
     public Builder ttl(long seconds) {
+      if (seconds < 1) throw NixMsgException.config("ttl must be at least 1 second (got " + seconds + ")");
       this.ttlSeconds = seconds;
       return this;
     }
@@ -114,7 +119,11 @@ public final class SendOptions {
       return this;
     }
 
+    /** The options; {@code bad_request} when both {@code sendAt} and {@code delayMs} are set. */
     public SendOptions build() {
+      if (sendAtMs != null && delayMs != null) {
+        throw NixMsgException.config("Give sendAt or delayMs, not both");
+      }
       return new SendOptions(this);
     }
   }

@@ -56,6 +56,13 @@ final class SendQueue {
   private final Map<String, Entry> byRid = new HashMap<>();
   private NixMsgException closed;
 
+  /** The results of the sends published and waiting for their resp. */
+  List<CompletableFuture<SendResult>> inFlightFutures() {
+    List<CompletableFuture<SendResult>> out = new ArrayList<>();
+    for (Entry e : byRid.values()) out.add(e.result);
+    return out;
+  }
+
   SendQueue(int capacity, int maxInFlight, DoubleSupplier random) {
     this.capacity = capacity;
     this.maxInFlight = maxInFlight;

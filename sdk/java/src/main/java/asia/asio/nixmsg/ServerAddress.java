@@ -68,7 +68,7 @@ public final class ServerAddress {
     return (secure ? "wss" : "ws") + "://" + h + ":" + port + webSocketPath();
   }
 
-  /** Parses a server URL for {@code transport}; throws IllegalArgumentException when invalid. */
+  /** Parses a server URL for {@code transport}; throws {@code bad_request} when invalid. */
   public static ServerAddress parse(String url, Transport transport) {
     URI u = uri(url);
     String scheme = u.getScheme().toLowerCase(Locale.ROOT);
@@ -100,11 +100,11 @@ public final class ServerAddress {
     try {
       u = new URI(url);
     } catch (URISyntaxException e) {
-      throw new IllegalArgumentException("Cannot parse server URL: " + url, e);
+      throw new NixMsgException(ErrorCodes.BAD_REQUEST, "Cannot parse server URL: " + url, e);
     }
     String scheme = u.getScheme();
     if (scheme == null || u.getHost() == null) {
-      throw new IllegalArgumentException("Cannot parse server URL: " + url);
+      throw NixMsgException.config("Cannot parse server URL: " + url);
     }
     secure(scheme.toLowerCase(Locale.ROOT));
     return u;
@@ -121,7 +121,7 @@ public final class ServerAddress {
       case "mqtt":
         return false;
       default:
-        throw new IllegalArgumentException("Unsupported server URL scheme: " + scheme);
+        throw NixMsgException.config("Unsupported server URL scheme: " + scheme);
     }
   }
 

@@ -60,11 +60,11 @@ class ChecklistLoginTest extends HarnessTest {
     assertEquals(2, a.sessions.count(), "the change issues a new token");
     assertNotEquals(a.sessions.items().get(0), a.sessions.items().get(1));
     assertEquals(a.sessions.items().get(1), a.client.sessionToken());
-    await(a.client.close());
+    a.client.close();
 
     Tracked b = Tracked.online(h.wsUrl(), new Harness.Endpoint(ep.id, "new-password-1"));
     assertEquals(ep.id, await(b.client.getSelf()).id());
-    await(b.client.close());
+    b.client.close();
 
     try (Proxy proxy = Proxy.start(h.address())) {
       Tracked old =
@@ -95,7 +95,7 @@ class ChecklistLoginTest extends HarnessTest {
       assertEquals(2, proxy.accepted.count(), "one reconnect");
       assertEquals(1, a.sessions.count(), "a token reconnect issues no new token");
       assertEquals(token, a.client.sessionToken());
-      await(a.client.close());
+      a.client.close();
 
       // An application restart: connect with the saved token.
       Tracked b = Tracked.track(h.wsUrl(), ep.id, Credential.sessionToken(token));

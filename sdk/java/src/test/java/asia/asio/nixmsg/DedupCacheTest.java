@@ -44,6 +44,6 @@ class DedupCacheTest {
   @Test
   void keyIsSenderAndIdAndCapacityMustBePositive() {
     assertNotEquals(DedupCache.messageKey("ab", "c"), DedupCache.messageKey("a", "bc"));
-    assertThrows(IllegalArgumentException.class, () -> new DedupCache<String>(0));
+    assertThrows(NixMsgException.class, () -> new DedupCache<String>(0));
   }
 }

@@ -70,9 +70,39 @@ class LocalChecksTest {
   @Test
   void invalidInputIsBadRequest() {
     assertEquals("bad_request", code("\uD800 lone surrogate", null));
-    assertEquals(
-        "bad_request", code("x", SendOptions.builder().sendAt(1).delayMs(1).build()));
     assertEquals("bad_request", code(42, null));
+  }
+
+  @Test
+  void invalidOptionsFailWhenTheyAreBuilt() {
+    String[] codes = {
+      assertThrows(NixMsgException.class, () -> SendOptions.builder().sendAt(1).delayMs(1).build()).code(),
+      assertThrows(NixMsgException.class, () -> SendOptions.builder().delayMs(-1)).code(),
+      assertThrows(NixMsgException.class, () -> SendOptions.builder().ttl(0)).code(),
+      assertThrows(NixMsgException.class, () -> ConnectOptions.builder().keepaliveSeconds(5)).code(),
+      assertThrows(NixMsgException.class, () -> ConnectOptions.builder().completionExecutor(null)).code(),
+      assertThrows(
+              NixMsgException.class,
+              () -> NixMsgClient.create("ws://127.0.0.1:1/mqtt", "", Credential.password("p"), null))
+          .code(),
+      assertThrows(
+              NixMsgException.class,
+              () -> NixMsgClient.create("ftp://h", "a", Credential.password("p"), null))
+          .code(),
+    };
+    for (String c : codes) assertEquals(ErrorCodes.BAD_REQUEST, c);
+    NixMsgClient client =
+        NixMsgClient.create("ws://127.0.0.1:1/mqtt", "a", Credential.password("p"), null);
+    try {
+      assertEquals(
+          ErrorCodes.BAD_REQUEST,
+          assertThrows(NixMsgException.class, () -> client.onMessage(null)).code());
+      assertEquals(
+          ErrorCodes.BAD_REQUEST,
+          assertThrows(NixMsgException.class, () -> client.onConnection(null)).code());
+    } finally {
+      client.close();
+    }
   }
 
   @Test

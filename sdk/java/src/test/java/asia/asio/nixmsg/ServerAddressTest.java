@@ -35,7 +35,7 @@ class ServerAddressTest {
 
   @Test
   void unsupportedUrlsAreRefused() {
-    assertThrows(IllegalArgumentException.class, () -> ServerAddress.parse("ftp://h/", null));
-    assertThrows(IllegalArgumentException.class, () -> ServerAddress.parse("not a url", null));
+    assertThrows(NixMsgException.class, () -> ServerAddress.parse("ftp://h/", null));
+    assertThrows(NixMsgException.class, () -> ServerAddress.parse("not a url", null));
   }
 }

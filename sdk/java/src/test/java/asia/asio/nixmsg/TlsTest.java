@@ -95,7 +95,7 @@ class TlsTest {
           Tracked.online(
               "wss://" + tls.address() + "/mqtt", ep, ConnectOptions.builder().trustManagerFactory(trust));
       assertEquals(ep.id, await(wss.client.getSelf()).id());
-      await(wss.client.close());
+      wss.client.close();
       Tracked mqtts =
           Tracked.online(
               "https://" + tls.address(),
@@ -112,6 +112,15 @@ class TlsTest {
       Harness.Endpoint ep = h.endpoint();
       Tracked a = Tracked.track("wss://" + tls.address() + "/mqtt", ep.id, Credential.password(ep.password));
       ConnectionEvent ev = a.waitState(ConnectionState.RECONNECTING);
+      assertEquals("tls_error", ev.reason());
+      assertEquals(ErrorCodes.NETWORK, ev.error().code());
+      Throwable t = ev.error().getCause();
+      while (t != null && !(t instanceof javax.net.ssl.SSLException)) t = t.getCause();
+      assertTrue(t != null, "the SSLException is the cause: " + ev.error().getCause());
+      NixMsgException late =
+          asia.asio.nixmsg.testing.Checks.failsWith(
+              ErrorCodes.TIMEOUT, a.client.ready(500, java.util.concurrent.TimeUnit.MILLISECONDS));
+      assertTrue(late.getCause() instanceof NixMsgException, "the last attempt is the cause");
       assertNotEquals(ConnectionState.ONLINE, a.client.state());
       assertTrue(ev.retryInMs() >= 700 && ev.retryInMs() <= 1300, "first delay " + ev.retryInMs());
       tls.accepted.waitCount(2, x -> true, "a second attempt");

@@ -2,8 +2,10 @@ package asia.asio.nixmsg.testing;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import asia.asio.nixmsg.ErrorCodes;
 import asia.asio.nixmsg.NixMsgException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -28,6 +30,9 @@ public final class Checks {
       NixMsgException err = NixMsgException.from(e);
       assertNotNull(err, "expected a NixMsgException, got " + e.getCause());
       assertEquals(code, err.code(), "error code (" + err.getMessage() + ")");
+      assertTrue(
+          ErrorCodes.SERVER_CODES.contains(code) || ErrorCodes.SDK_CODES.contains(code),
+          code + " is one of the exported ErrorCodes");
       return err;
     }
   }

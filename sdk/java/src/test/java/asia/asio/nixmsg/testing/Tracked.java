@@ -76,12 +76,13 @@ public final class Tracked {
 
   /** Closes every client created so far (call in {@code @AfterAll}). */
   public static void closeAll() {
-    for (NixMsgClient c : OPEN) {
-      try {
-        c.close().get(5, TimeUnit.SECONDS);
-      } catch (Exception ignored) {
-        // best effort
-      }
+    List<java.util.concurrent.CompletableFuture<Void>> closing = new java.util.ArrayList<>();
+    for (NixMsgClient c : OPEN) closing.add(c.closeAsync());
+    try {
+      java.util.concurrent.CompletableFuture.allOf(closing.toArray(new java.util.concurrent.CompletableFuture<?>[0]))
+          .get(NixMsgClient.CLOSE_TIMEOUT_MS + 5000, TimeUnit.MILLISECONDS);
+    } catch (Exception ignored) {
+      // best effort
     }
     OPEN.clear();
   }

@@ -1,7 +1,7 @@
 import type { DatabaseSync } from "node:sqlite";
-import { prepareCached } from "../store/db.ts";
+import { prepareCached } from "../db.ts";
 
-// Endpoint reads on the main thread's read connection (spec 7.2).
+// Endpoint reads on the read connection (spec 7.2): login and self.get.
 
 const SQL_LOGIN_ROW = `SELECT id, enabled, login_hash, session_hash, session_used_at
   FROM endpoints WHERE id = ?`;

@@ -1,0 +1,75 @@
+import type { DisconnectArgs, HandshakeArgs } from "../../ops/recovery.ts";
+import type { PgTx } from "../op.ts";
+import { forget } from "./context.ts";
+
+// Connection lifecycle and restart recovery (spec 7.5, 7.8); the twin of
+// server/store/ops/recovery.ts.
+
+const SQL_ONLINE = "UPDATE endpoints SET online_since = $1 WHERE id = $2";
+const SQL_OFFLINE = "UPDATE endpoints SET offline_since = $1 WHERE id = $2";
+const SQL_CLEAR_GRACE = `UPDATE deliveries SET expire_at = NULL, updated_at = $1
+  WHERE endpoint_id = $2 AND state = 'pending' AND keep = 0 AND expire_at IS NOT NULL`;
+const SQL_GRACE_NOT_KEPT = `UPDATE deliveries SET expire_at = $1, updated_at = $2
+  WHERE endpoint_id = $3 AND state = 'pending' AND keep = 0
+    AND (expire_at IS NULL OR expire_at < $1)`;
+const SQL_GRACE_KEPT_PUSHED = `UPDATE deliveries SET expire_at = $1, updated_at = $2
+  WHERE endpoint_id = $3 AND state = 'pending' AND keep = 1 AND pushed_conn = $4
+    AND expire_at < $1`;
+const SQL_CLEAR_MARKS = `UPDATE deliveries SET pushed_conn = NULL, updated_at = $1
+  WHERE endpoint_id = $2 AND state = 'pending' AND pushed_conn = $3`;
+const SQL_RECOVER_DELIVERIES = `UPDATE deliveries SET pushed_conn = NULL, updated_at = $1,
+  expire_at = CASE WHEN expire_at IS NULL OR expire_at < $2 THEN $2 ELSE expire_at END
+  WHERE state = 'pending'`;
+const SQL_RECOVER_ENDPOINTS = `UPDATE endpoints SET offline_since = $1
+  WHERE online_since IS NOT NULL AND (offline_since IS NULL OR online_since > offline_since)`;
+
+/** `endpoint.handshake` (spec 7.5 握手完成时). */
+export async function handshake(
+  t: PgTx,
+  args: HandshakeArgs,
+  now: number,
+): Promise<{ onlineSince: number; cleared: number }> {
+  await t.q(SQL_ONLINE, [now, args.endpointId]);
+  const r = await t.q(SQL_CLEAR_GRACE, [now, args.endpointId]);
+  return { onlineSince: now, cleared: r.count };
+}
+
+/** `endpoint.disconnect` (spec 7.5 任一连接断开时); also forgets the connection. */
+export async function disconnect(
+  t: PgTx,
+  args: DisconnectArgs,
+  now: number,
+): Promise<{ cleared: number }> {
+  if (args.isCurrent) {
+    const until = now + t.ctx.limits.graceMs;
+    await t.q(SQL_OFFLINE, [now, args.endpointId]);
+    await t.q(SQL_GRACE_NOT_KEPT, [until, now, args.endpointId]);
+    await t.q(SQL_GRACE_KEPT_PUSHED, [until, now, args.endpointId, args.connCode]);
+  }
+  const r = await t.q(SQL_CLEAR_MARKS, [now, args.endpointId, args.connCode]);
+  forget(t.ctx, { endpointId: args.endpointId, connCode: args.connCode });
+  return { cleared: r.count };
+}
+
+/**
+ * `recovery.startup` (spec 7.8): the restart counts as every endpoint having just disconnected.
+ * With several servers on one database this would unmark the others' pushes too; that is the
+ * cluster issue's (node leases), not this one's.
+ */
+export async function startup(
+  t: PgTx,
+  _args: Record<string, never>,
+  now: number,
+): Promise<{ deliveries: number; endpoints: number }> {
+  const until = now + t.ctx.limits.graceMs;
+  const d = await t.q(SQL_RECOVER_DELIVERIES, [now, until]);
+  const e = await t.q(SQL_RECOVER_ENDPOINTS, [now]);
+  return { deliveries: d.count, endpoints: e.count };
+}
+
+/** The connection and recovery ops. */
+export const pgRecoveryOps = {
+  "endpoint.handshake": handshake,
+  "endpoint.disconnect": disconnect,
+  "recovery.startup": startup,
+};

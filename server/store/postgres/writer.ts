@@ -1,0 +1,239 @@
+import type { Logger } from "../../log/log.ts";
+import { fromWireError, type OpArgs, OpError, type OpResult, toWireError } from "../op.ts";
+import type { Ops } from "../ops/mod.ts";
+import type { CommitInfo } from "../writer.ts";
+import { type PgOp, type PgOpsContext, txOn } from "./op.ts";
+import { execScript, type PgConnection, type PgPool, query, sendNow } from "./sql.ts";
+
+/** A table of PostgreSQL ops by name, such as `pgOps` in `ops/mod.ts`. */
+export type PgOpRegistry = Record<string, PgOp<never, unknown>>;
+
+/** Options of {@link PgWriter}. */
+export interface PgWriterOptions {
+  /** Most ops per transaction (spec 7.2: 256). */
+  maxBatch?: number;
+  /** The `now` passed to ops, read at enqueue time. */
+  clock?: () => number;
+  log?: Logger;
+}
+
+interface Queued {
+  op: string;
+  args: unknown;
+  now: number;
+  resolve: (value: unknown) => void;
+  reject: (err: OpError) => void;
+}
+
+type Settled = { ok: true; value: unknown } | { ok: false; error: OpError };
+
+/**
+ * The PostgreSQL twin of the SQLite writer (DESIGN "The writer", spec 7.2): ops queued while no
+ * batch runs start one at once; ops queued during a batch form the next one (DESIGN 12). A batch
+ * is one transaction on one connection; each op runs inside `SAVEPOINT op`, so an op that throws
+ * (a refusal, an `OpError`, or a statement error) is rolled back alone while its batch mates
+ * commit. No op is settled before the COMMIT; when BEGIN, a savepoint or the COMMIT fails, every
+ * op of the batch is rejected with `busy` (nothing of it is durable), as the SQLite writer does.
+ * `synchronous_commit` is forced on for the store's connections (`sql.ts`).
+ *
+ * Every op is guarded: PostgreSQL aborts the whole transaction on any statement error, so the
+ * SQLite runner's unguarded ops would buy nothing here. The savepoint statements are pipelined
+ * with the op's own, so a savepoint costs no round trip of its own.
+ */
+export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
+  #sql: PgPool;
+  #ops: R;
+  #ctx: PgOpsContext;
+  #maxBatch: number;
+  #clock: () => number;
+  #log: Logger | undefined;
+  #queue: Queued[] = [];
+  #running = false;
+  #scheduled = false;
+  #closed = false;
+  #healthy = true;
+  #commits = 0;
+  #inBatch = 0;
+  #idle: (() => void)[] = [];
+  #listeners = new Set<(info: CommitInfo) => void>();
+
+  constructor(sql: PgPool, ops: R, ctx: PgOpsContext, opts: PgWriterOptions = {}) {
+    this.#sql = sql;
+    this.#ops = ops;
+    this.#ctx = ctx;
+    this.#maxBatch = opts.maxBatch ?? 256;
+    this.#clock = opts.clock ?? Date.now;
+    this.#log = opts.log;
+  }
+
+  /**
+   * Queues op `name`; resolves with its result after the COMMIT of its batch, or rejects with an
+   * {@link OpError}: the op's own, or `busy` when the write failed.
+   */
+  run<K extends keyof Ops & string>(name: K, args: OpArgs<Ops[K]>): Promise<OpResult<Ops[K]>>;
+  run(name: string, args: unknown): Promise<unknown>;
+  run(name: string, args: unknown): Promise<unknown> {
+    if (this.#closed) return Promise.reject(new OpError("busy", undefined, "Writer is closed"));
+    const now = this.#clock();
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ op: name, args, now, resolve, reject });
+      this.#schedule();
+    });
+  }
+
+  /** False after a failed batch, until one commits again (spec 7.8 `/readyz`). */
+  get healthy(): boolean {
+    return this.#healthy;
+  }
+
+  /** Batches committed so far. */
+  get commits(): number {
+    return this.#commits;
+  }
+
+  /** Ops queued or in the running batch, not yet settled. */
+  get backlog(): number {
+    return this.#queue.length + this.#inBatch;
+  }
+
+  /** True once `close` was called: `run` rejects with `busy` from then on. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Calls `fn` after every batch, committed or failed; returns the unsubscribe function. */
+  onCommit(fn: (info: CommitInfo) => void): () => void {
+    this.#listeners.add(fn);
+    return () => this.#listeners.delete(fn);
+  }
+
+  /**
+   * Stops accepting ops and waits up to `drainMs` for the queued ones to commit (spec 7.8); what
+   * is left is rejected with `busy`.
+   */
+  async close(drainMs = 5000): Promise<void> {
+    this.#closed = true;
+    if (this.#running || this.#queue.length > 0) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        new Promise<void>((resolve) => this.#idle.push(resolve)),
+        new Promise<void>((resolve) => timer = setTimeout(resolve, drainMs)),
+      ]);
+      clearTimeout(timer);
+    }
+    for (const item of this.#queue.splice(0)) {
+      item.reject(new OpError("busy", undefined, "Writer closed before the op was committed"));
+    }
+  }
+
+  #schedule(): void {
+    if (this.#running || this.#scheduled) return;
+    this.#scheduled = true;
+    // Ops queued in this turn join the batch (DESIGN 12: no fixed wait).
+    queueMicrotask(() => {
+      this.#scheduled = false;
+      void this.#drain();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    try {
+      while (this.#queue.length > 0) {
+        const batch = this.#queue.splice(0, this.#maxBatch);
+        this.#inBatch = batch.length;
+        await this.#runBatch(batch);
+        this.#inBatch = 0;
+      }
+    } finally {
+      this.#running = false;
+      for (const fn of this.#idle.splice(0)) fn();
+    }
+  }
+
+  async #runBatch(batch: Queued[]): Promise<void> {
+    const started = performance.now();
+    let conn: PgConnection | undefined;
+    let settled: Settled[];
+    try {
+      conn = await this.#sql.reserve();
+      settled = await this.#attempt(conn, batch);
+    } catch (err) {
+      // BEGIN, a savepoint or COMMIT failed, or the connection broke: nothing of this batch is
+      // durable, so nothing succeeds (spec 7.8: busy, and readiness fails until a commit).
+      if (conn !== undefined) await execScript(conn, "ROLLBACK").catch(() => {});
+      conn?.release();
+      this.#healthy = false;
+      const error = err instanceof Error ? err.message : String(err);
+      this.#log?.error("Write batch failed", { ops: batch.length, error });
+      for (const item of batch) {
+        item.reject(
+          new OpError("busy", undefined, `Op ${item.op} was not committed`, { cause: error }),
+        );
+      }
+      this.#notify({ ops: batch.length, ms: performance.now() - started, ok: false });
+      return;
+    }
+    conn.release();
+    this.#healthy = true;
+    this.#commits++;
+    batch.forEach((item, i) => {
+      const s = settled[i];
+      if (s.ok) item.resolve(s.value);
+      else item.reject(s.error);
+    });
+    this.#notify({ ops: batch.length, ms: performance.now() - started, ok: true });
+  }
+
+  /** BEGIN, every op in its savepoint, COMMIT; throws when the transaction is lost. */
+  async #attempt(conn: PgConnection, batch: Queued[]): Promise<Settled[]> {
+    const tx = txOn(conn, this.#ctx);
+    const inflight: Promise<unknown>[] = [sendNow(conn, "BEGIN")];
+    const settled: Settled[] = [];
+    for (const item of batch) {
+      const op = Object.hasOwn(this.#ops, item.op) ? this.#ops[item.op] : undefined;
+      if (op === undefined) {
+        settled.push({
+          ok: false,
+          error: fromWireError({ message: `Unknown op ${item.op}` }, item.op),
+        });
+        continue;
+      }
+      const savepoint = sendNow(conn, "SAVEPOINT op");
+      try {
+        const value = await (op as PgOp<unknown, unknown>)(tx, item.args, item.now);
+        await savepoint;
+        // Pipelined with the next op's statements; its failure fails the batch below.
+        inflight.push(sendNow(conn, "RELEASE SAVEPOINT op"));
+        settled.push({ ok: true, value });
+      } catch (err) {
+        // A broken connection or a lost transaction makes these throw: the batch fails.
+        await Promise.all(inflight);
+        await savepoint;
+        await query(conn, "ROLLBACK TO SAVEPOINT op");
+        inflight.push(sendNow(conn, "RELEASE SAVEPOINT op"));
+        settled.push({ ok: false, error: fromWireError(toWireError(err), item.op) });
+      }
+    }
+    await Promise.all(inflight);
+    const commit = await query(conn, "COMMIT");
+    // COMMIT of an aborted transaction answers ROLLBACK instead of failing.
+    if (commit.command !== undefined && commit.command !== "COMMIT") {
+      throw new Error(`COMMIT answered ${commit.command}`);
+    }
+    return settled;
+  }
+
+  #notify(info: CommitInfo): void {
+    for (const fn of this.#listeners) {
+      try {
+        fn(info);
+      } catch (err) {
+        this.#log?.error("Commit listener failed", {
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }
+    }
+  }
+}
