@@ -104,6 +104,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/nodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The nodes' leases in the store (issue 30); empty for a single node */
+        get: operations["getApiAdminNodes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/settings": {
         parameters: {
             query?: never;
@@ -1610,6 +1627,116 @@ export interface operations {
             };
         };
     };
+    getApiAdminNodes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        data: {
+                            /** @description Unix milliseconds */
+                            server_time: number;
+                            this_node: string;
+                            nodes: {
+                                id: string;
+                                address: string;
+                                version: string;
+                                /** @description Unix milliseconds */
+                                started_at: number;
+                                /** @description Unix milliseconds */
+                                renewed_at: number;
+                                /** @description Unix milliseconds */
+                                lease_until: number;
+                                alive: boolean;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Error: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unauthorized";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "not_found";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "rate_limited";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `busy` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "busy";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `busy` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "busy";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getApiAdminSettings: {
         parameters: {
             query?: never;
@@ -1660,6 +1787,14 @@ export interface operations {
                                 max_http_connections: number;
                                 max_connections: number;
                                 max_connections_per_ip: number;
+                                ipv6_prefix_bits: number;
+                                max_http_connections_per_ip: number;
+                                max_unauthenticated_per_ip: number;
+                                max_hash_queue: number;
+                                max_hash_queue_per_ip: number;
+                                max_conn_rate: number;
+                                max_conn_rate_per_ip: number;
+                                registrations_per_ip_per_minute: number;
                             };
                             session_idle_days: number;
                             record_retention_days: number;
@@ -1672,6 +1807,12 @@ export interface operations {
                             };
                             log: {
                                 level: string;
+                            };
+                            admin_lockout: {
+                                /** @description Unix milliseconds or null */
+                                locked_until: number | null;
+                                /** @description Unix milliseconds or null */
+                                last_locked_at: number | null;
                             };
                         };
                     };
