@@ -10,10 +10,16 @@ import { registrationRoutes } from "../server/app/registration.ts";
 import { metricsRoutes } from "../server/metrics/routes.ts";
 import { AdminClient, adminSession, startAdminServer } from "./helpers/admin.ts";
 import { openApiChecker } from "./helpers/openapi_check.ts";
+import { CONSOLE_TYPES, consoleTypesText } from "../scripts/openapi_types.ts";
 
 Deno.test("docs/openapi.json is the document the server builds (run `deno task openapi`)", async () => {
   const file = await Deno.readTextFile(new URL("../docs/openapi.json", import.meta.url));
   assert.equal(file, openApiText(), "docs/openapi.json is stale: run `deno task openapi`");
+});
+
+Deno.test("web/src/api/schema.gen.ts is generated from the document (run `deno task openapi`)", async () => {
+  const file = await Deno.readTextFile(CONSOLE_TYPES);
+  assert.equal(file, await consoleTypesText(), "schema.gen.ts is stale: run `deno task openapi`");
 });
 
 Deno.test("every response schema of the document compiles in Ajv's strict 2020-12 mode", () => {

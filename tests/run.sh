@@ -2,7 +2,8 @@
 # Runs every NixMsg test on a fresh machine and ends with one line: "N passed, N failed".
 # Installs what the tests need: Deno (from npm, into .tools/), openssl for the TLS tests,
 # Debian's chromium and a CJK font for the browser tests, toxiproxy (built with Go) and nftables
-# for the weak-network tests, mosquitto-clients for the device guide, and the SDKs' packages.
+# for the weak-network tests, mosquitto-clients for the device guide, Schemathesis (pip, into a
+# venv in .tools/) for the admin API fuzz test, and the SDKs' packages.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="$PWD"
@@ -62,6 +63,26 @@ else
   export NIXMSG_TEST_POSTGRES_URL="postgres://unavailable@127.0.0.1:1/none"
 fi
 # --- end of test PostgreSQL -----------------------------------------------------------------
+
+# --- Schemathesis (issue 32) -----------------------------------------------------------------
+# tests/schemathesis_test.ts fuzzes the admin API from docs/openapi.json with the pinned
+# Schemathesis of tests/schemathesis/requirements.txt, installed with pip into a venv in .tools/.
+st_venv="$root/.tools/schemathesis"
+command -v python3 >/dev/null 2>&1 || apt_install python3
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || apt_install python3-venv
+if [ ! -x "$st_venv/bin/st" ] \
+  || ! cmp -s tests/schemathesis/requirements.txt "$st_venv/requirements.txt"; then
+  echo "== installing Schemathesis into .tools/schemathesis"
+  rm -rf "$st_venv"
+  if python3 -m venv "$st_venv" \
+    && "$st_venv/bin/pip" install -q --disable-pip-version-check -r tests/schemathesis/requirements.txt; then
+    cp tests/schemathesis/requirements.txt "$st_venv/requirements.txt"
+  else
+    echo "== Schemathesis could not be installed: tests/schemathesis_test.ts is skipped"
+  fi
+fi
+[ -x "$st_venv/bin/st" ] && export NIXMSG_SCHEMATHESIS="$st_venv/bin/st"
+# --- end of Schemathesis --------------------------------------------------------------------
 
 passed=0
 failed=0

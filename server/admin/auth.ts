@@ -79,6 +79,19 @@ export class AdminAuth {
     throw httpFail("unauthorized", "需要登录或 API 令牌");
   }
 
+  /**
+   * Whether `actor` may still act: its session has not ended or expired, its token is still
+   * enabled. Counts nothing against the lockouts; for long requests (the live inbox).
+   */
+  async stillValid(actor: Actor): Promise<boolean> {
+    const { store } = this.#app;
+    if (actor.kind === "session") {
+      const expiresAt = await store.query("admin.session_expiry", { tokenHash: actor.sessionHash });
+      return expiresAt !== null && expiresAt > this.#app.clock();
+    }
+    return (await store.query("admin.token_by_id", { id: actor.id }))?.enabled === 1;
+  }
+
   /** When the token was last used, merging the stored value with uses not yet written. */
   lastUsed(row: TokenRow): number | null {
     const mem = this.#used.get(row.id)?.usedAt ?? null;

@@ -9,6 +9,18 @@
  */
 import { ERROR_CODES, type ErrorCode, errorInfo } from "../protocol/mod.ts";
 import { VERSION } from "../version.ts";
+import { DELIVERY_STATES } from "../store/ops/receipts.ts";
+import { HistoryViewSchema } from "../metrics/history_schema.ts";
+import {
+  AuditRecordSchema,
+  DeliveryCountsSchema,
+  EndpointSchema,
+  GroupSchema,
+  MESSAGE_STATES,
+  MessageRecordSchema,
+  RecipientRecordSchema,
+  TokenSchema,
+} from "./schemas.ts";
 import { DEFAULT_CONFIG } from "../config/config.ts";
 
 /** A JSON Schema (2020-12, the OpenAPI 3.1 dialect) as a plain object. */
@@ -53,9 +65,6 @@ function page(item: Schema, total = false): Schema {
   return obj(p);
 }
 
-const DELIVERY_STATES = ["pending", "accepted", "recalled", "expired", "dropped", "rejected"];
-const MESSAGE_STATES = ["scheduled", "dispatched", "completed"];
-
 /** The reusable shapes (docs/admin-api.md, server/admin/views.ts). */
 const SCHEMAS: Record<string, Schema> = {
   ErrorCode: { type: "string", enum: [...ERROR_CODES] },
@@ -63,57 +72,13 @@ const SCHEMAS: Record<string, Schema> = {
     ok: { const: false },
     error: obj({ code: ref("ErrorCode"), message: str, data: { type: "object" } }, ["data"]),
   }),
-  Empty: empty,
-  Token: obj({
-    id: str,
-    name: str,
-    enabled: bool,
-    created_at: timeMs,
-    last_used_at: timeOrNull,
-  }),
-  Endpoint: obj({
-    id: str,
-    name: str,
-    remark: str,
-    source: { enum: ["admin", "self"] },
-    enabled: bool,
-    online: bool,
-    online_since: timeOrNull,
-    offline_since: timeOrNull,
-    created_at: timeMs,
-    default_delay_ms: nonNegInt,
-    talk_password_set: bool,
-    session_active: bool,
-  }),
-  Group: obj({ id: str, name: str, owner_id: str, members: nonNegInt, created_at: timeMs }),
+  Token: TokenSchema,
+  Endpoint: EndpointSchema,
+  Group: GroupSchema,
   MemberFailure: obj({ id: str, code: ref("ErrorCode") }),
-  DeliveryCounts: obj(Object.fromEntries(DELIVERY_STATES.map((s) => [s, nonNegInt]))),
-  MessageRecord: obj({
-    seq: int,
-    id: str,
-    sender_id: str,
-    dest_kind: { enum: ["endpoint", "group"] },
-    dest_id: str,
-    content_type: str,
-    state: { enum: MESSAGE_STATES },
-    reason: str,
-    send_at: timeMs,
-    created_at: timeMs,
-    keep: bool,
-    ttl_seconds: nonNegInt,
-    receipt: bool,
-    counts: ref("DeliveryCounts"),
-  }),
-  RecipientRecord: obj({
-    endpoint_id: str,
-    state: { enum: DELIVERY_STATES },
-    reason: str,
-    send_at: timeMs,
-    expire_at: timeOrNull,
-    pushed_at: timeOrNull,
-    attempts: nonNegInt,
-    updated_at: timeMs,
-  }),
+  DeliveryCounts: DeliveryCountsSchema,
+  MessageRecord: MessageRecordSchema,
+  RecipientRecord: RecipientRecordSchema,
   Registration: obj({ enabled: bool, code: str, updated_at: timeOrNull }),
   Target: obj({ kind: { enum: ["endpoint", "group"] }, id: str }),
   SendRequest: {
@@ -135,14 +100,14 @@ const SCHEMAS: Record<string, Schema> = {
     description: "The fields of the MQTT `send` frame without `v`, `type` and `rid` " +
       "(docs/protocol.md). At most one of `delay_ms` and `send_at_ms`.",
   },
-  SendResult: obj({ id: str, send_at_ms: timeMs, state: { enum: MESSAGE_STATES } }),
+  SendResult: obj({ id: str, send_at_ms: timeMs, state: { enum: [...MESSAGE_STATES] } }),
   MessageStatus: obj({
     id: str,
-    state: { enum: MESSAGE_STATES },
+    state: { enum: [...MESSAGE_STATES] },
     reason: str,
     send_at_ms: timeMs,
     counts: ref("DeliveryCounts"),
-    items: arr(obj({ endpoint_id: str, state: { enum: DELIVERY_STATES }, reason: str })),
+    items: arr(obj({ endpoint_id: str, state: { enum: [...DELIVERY_STATES] }, reason: str })),
     next_cursor: str,
   }),
   RecallResult: obj({
@@ -155,6 +120,8 @@ const SCHEMAS: Record<string, Schema> = {
     created: nonNegInt,
     items: arr(obj({ row: int, id: str, login_password: str }, ["login_password"])),
   }),
+  AuditRecord: AuditRecordSchema,
+  MetricsHistory: HistoryViewSchema,
   ImportRowProblems: obj({ rows: arr(obj({ row: int, column: str, message: str })) }),
 };
 
@@ -342,40 +309,7 @@ const OPERATIONS: [string, string, OpSpec][] = [
     query: {
       since: { schema: int, description: "Unix ms: only samples newer than this" },
     },
-    ok: (() => {
-      const numOrNull: Schema = { type: ["number", "null"] };
-      const gauges = {
-        connections: obj({ ws: nonNegInt, tcp: nonNegInt }),
-        online: nonNegInt,
-        pending_deliveries: nonNegInt,
-        scheduled_messages: nonNegInt,
-        writer_queue: nonNegInt,
-      };
-      return obj({
-        interval_ms: nonNegInt,
-        span_ms: nonNegInt,
-        now: obj({ ...gauges, t: timeMs }),
-        samples: arr(obj({
-          ...gauges,
-          t: timeMs,
-          window_ms: nonNegInt,
-          submitted_per_s: { type: "number" },
-          delivered_per_s: { type: "number" },
-          outcomes: obj({
-            accepted: nonNegInt,
-            expired: nonNegInt,
-            dropped: nonNegInt,
-            rejected: nonNegInt,
-          }),
-          rejected_by_reason: { type: "object", additionalProperties: nonNegInt },
-          commits: nonNegInt,
-          commit_ms_avg: numOrNull,
-          commit_ms_max: numOrNull,
-          latency_ms_p50: numOrNull,
-          latency_ms_p99: numOrNull,
-        })),
-      });
-    })(),
+    ok: ref("MetricsHistory"),
   }],
   ["get", `${A}/overview`, {
     tag: "settings",
@@ -431,6 +365,7 @@ const OPERATIONS: [string, string, OpSpec][] = [
       record_retention_days: { type: "number" },
       idempotency_hours: { type: "number" },
       receipt_retention_days: { type: "number" },
+      audit_retention_days: { type: "number" },
       sqlite_synchronous: str,
       metrics: obj({ token_set: bool }),
       log: obj({ level: str }),
@@ -591,6 +526,26 @@ const OPERATIONS: [string, string, OpSpec][] = [
     guard: "admin",
     summary: "Clear the endpoint's login lockouts",
     body: empty,
+    ok: empty,
+    errors: ["not_found"],
+  }],
+  ["get", `${A}/endpoints/{id}/inbox`, {
+    tag: "messages",
+    guard: "admin",
+    summary: "Live inbox: a Server-Sent Events stream of the frames pushed to this endpoint",
+    description: "Read-only: it never acks or consumes. Events `hello` {stream, endpoint_id, " +
+      "online}, `frame` {n, at, qos, type, frame, body, bytes} with every `body` and `meta` " +
+      "withheld (`body` is a summary {enc, content_type, length} or null), `state` {n, at, " +
+      "online}, `lost` {count}. See docs/admin-api.md.",
+    okRaw: { "text/event-stream": str },
+    ok: empty,
+    errors: ["not_found", "busy"],
+  }],
+  ["get", `${A}/endpoints/{id}/inbox/{stream}/{n}`, {
+    tag: "messages",
+    guard: "admin",
+    summary: "Open one message body seen by a live inbox stream (plain text, audited)",
+    okRaw: { "text/plain": str },
     ok: empty,
     errors: ["not_found"],
   }],
@@ -761,6 +716,22 @@ const OPERATIONS: [string, string, OpSpec][] = [
     ok: obj({ item: ref("MessageRecord"), items: arr(ref("RecipientRecord")), next_cursor: str }),
     errors: ["not_found"],
   }],
+  // Audit log
+  ["get", `${A}/audit`, {
+    tag: "records",
+    guard: "admin",
+    summary: "List the audit log (操作日志), newest first",
+    query: {
+      from: TIME_Q("at ≥ this (Unix ms)"),
+      to: TIME_Q("at < this (Unix ms)"),
+      actor: ID_Q("exact actor: `admin`, `token:<name>`, `cli`, `system`"),
+      action: ID_Q("exact action, or a family: `endpoint` matches every `endpoint.*`"),
+      target: ID_Q("exact object id"),
+      result: ID_Q("exact result: `ok` or an error code"),
+      ...PAGE_QUERY,
+    },
+    ok: page(ref("AuditRecord")),
+  }],
   ["get", `${A}/openapi.json`, {
     tag: "meta",
     guard: "none",
@@ -847,12 +818,15 @@ export function openApiDocument(): Record<string, unknown> {
     info: {
       title: "NixMsg admin API",
       version: VERSION,
+      license: { name: "NixMsg Proprietary License" },
       description: "The HTTP API of the NixMsg console and of back ends (docs/admin-api.md). " +
         'Every JSON answer is `{"ok":true,"data":…}` or `{"ok":false,"error":{"code",' +
         '"message"}}`. Times are Unix milliseconds. A cookie-authenticated request other than ' +
         "GET or HEAD must carry `X-Nixmsg-Request: 1`.",
     },
     jsonSchemaDialect: "https://spec.openapis.org/oas/3.1/dialect/base",
+    // Relative: the document describes the server that serves it (`listen` or `admin_listen`).
+    servers: [{ url: "/", description: "The server that serves this document" }],
     components: {
       schemas: SCHEMAS,
       securitySchemes: {

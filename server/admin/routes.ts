@@ -19,6 +19,8 @@ import { messageHandlers } from "./message_handlers.ts";
 import { sendHandlers } from "./send_handlers.ts";
 import { openApiHandler } from "./openapi_route.ts";
 import { historyHandler } from "./history_handlers.ts";
+import { auditHandlers } from "./audit_handlers.ts";
+import { inboxHandlers } from "./inbox_handlers.ts";
 import type { MetricsHistory } from "../metrics/history.ts";
 
 function route(method: string, path: string, handler: RouteHandler): Route {
@@ -42,6 +44,8 @@ export function adminRoutes(app: App, mqtt: MqttApp, history?: MetricsHistory): 
   const g = groupHandlers(d);
   const m = messageHandlers(d);
   const x = sendHandlers(d);
+  const a = auditHandlers(d);
+  const i = inboxHandlers(d);
   const A = "/api/admin";
   return [
     route("POST", `${A}/login`, open(s.login, "admin.login")),
@@ -72,6 +76,8 @@ export function adminRoutes(app: App, mqtt: MqttApp, history?: MetricsHistory): 
       admin(e.resetPassword, "endpoint.reset_login_password"),
     ),
     route("POST", `${A}/endpoints/:id/unlock`, admin(e.unlock, "endpoint.unlock")),
+    route("GET", `${A}/endpoints/:id/inbox`, admin(i.stream)),
+    route("GET", `${A}/endpoints/:id/inbox/:stream/:n`, admin(i.body, "endpoint.inbox_body")),
     route("POST", `${A}/endpoints/:id/messages`, admin(x.send, "message.send")),
     route("GET", `${A}/endpoints/:id/messages/:msgId`, admin(x.status)),
     route(
@@ -99,6 +105,7 @@ export function adminRoutes(app: App, mqtt: MqttApp, history?: MetricsHistory): 
 
     route("GET", `${A}/messages`, admin(m.list)),
     route("GET", `${A}/messages/:seq`, admin(m.get)),
+    route("GET", `${A}/audit`, admin(a.list)),
     route("GET", `${A}/openapi.json`, open(openApiHandler())),
   ];
 }

@@ -87,6 +87,7 @@ export function settingsHandlers(d: AdminDeps) {
       record_retention_days: c.record_retention_days,
       idempotency_hours: c.idempotency_hours,
       receipt_retention_days: c.receipt_retention_days,
+      audit_retention_days: c.audit_retention_days,
       sqlite_synchronous: c.sqlite_synchronous,
       metrics: { token_set: c.metrics.token !== "" },
       log: { level: c.log.level },

@@ -1,10 +1,18 @@
 /**
  * The JSON shapes of the admin API (docs/admin-api.md). Rows never carry hashes or bodies; these
- * functions pick the documented fields and turn SQLite integers into booleans.
+ * functions pick the documented fields and turn SQLite integers into booleans. Each returns the
+ * type of its schema in schemas.ts, the one declaration the OpenAPI document also publishes.
  */
 import type { App } from "../app/app_context.ts";
 import type { EndpointRow, TokenRow } from "../store/queries/admin.ts";
 import type { GroupRecord, MessageRecord, RecipientRow } from "../store/queries/admin_records.ts";
+import type {
+  EndpointView,
+  GroupView,
+  MessageRecordView,
+  RecipientRecordView,
+  TokenView,
+} from "./schemas.ts";
 
 /** Whether the endpoint's current connection has completed `hello` (spec 6.1). */
 export function isOnline(app: App, endpointId: string): boolean {
@@ -12,7 +20,7 @@ export function isOnline(app: App, endpointId: string): boolean {
 }
 
 /** An endpoint object. */
-export function endpointView(app: App, r: EndpointRow): Record<string, unknown> {
+export function endpointView(app: App, r: EndpointRow): EndpointView {
   return {
     id: r.id,
     name: r.name,
@@ -30,7 +38,7 @@ export function endpointView(app: App, r: EndpointRow): Record<string, unknown> 
 }
 
 /** An API token object; `lastUsedAt` merges in-memory use (spec 8). */
-export function tokenView(r: TokenRow, lastUsedAt: number | null): Record<string, unknown> {
+export function tokenView(r: TokenRow, lastUsedAt: number | null): TokenView {
   return {
     id: r.id,
     name: r.name,
@@ -41,7 +49,7 @@ export function tokenView(r: TokenRow, lastUsedAt: number | null): Record<string
 }
 
 /** A group object. */
-export function groupView(g: GroupRecord): Record<string, unknown> {
+export function groupView(g: GroupRecord): GroupView {
   return {
     id: g.id,
     name: g.name,
@@ -52,7 +60,7 @@ export function groupView(g: GroupRecord): Record<string, unknown> {
 }
 
 /** A message record: never the body, never meta (spec 8). */
-export function messageView(m: MessageRecord): Record<string, unknown> {
+export function messageView(m: MessageRecord): MessageRecordView {
   return {
     seq: m.seq,
     id: m.id,
@@ -72,7 +80,7 @@ export function messageView(m: MessageRecord): Record<string, unknown> {
 }
 
 /** One recipient line of a message record. */
-export function recipientView(r: RecipientRow): Record<string, unknown> {
+export function recipientView(r: RecipientRow): RecipientRecordView {
   return {
     endpoint_id: r.endpoint_id,
     state: r.state,

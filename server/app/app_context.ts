@@ -9,6 +9,7 @@ import type { Broker } from "../broker/types.ts";
 import type { ConnectionTable } from "./connections.ts";
 import type { Messaging } from "./messaging/effects.ts";
 import type { Conn } from "./connections.ts";
+import type { InboxTap } from "./inbox_tap.ts";
 
 /** Presence as the use cases see it (spec 6.5). */
 export interface PresenceView {
@@ -37,6 +38,8 @@ export interface App {
   /** Requests per endpoint, except ack and receipt_ack (spec 6.10). */
   readonly rate: RateLimiter;
   readonly conns: ConnectionTable;
+  /** The live inbox: admin streams that watch an endpoint's downlinks (issue 32). */
+  readonly inbox: InboxTap;
   /** Set once the broker exists; the hooks only fire after that. */
   broker: Broker;
   /** Who is online (spec 6.5) and the presence watches; set at startup. */

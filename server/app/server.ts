@@ -13,6 +13,7 @@ import type { Broker } from "../broker/types.ts";
 import { PasswordPool } from "../auth/password_pool.ts";
 import { IpLockouts, LoginLockouts, TalkLockouts } from "../auth/lockout.ts";
 import { RateLimiter } from "../auth/rate_limit.ts";
+import { InboxTap } from "./inbox_tap.ts";
 import { SecurityLog } from "../auth/security_log.ts";
 import { ensureDataDir } from "./paths.ts";
 import type { App, PresenceView } from "./app_context.ts";
@@ -146,7 +147,8 @@ async function startLocked(
       maxQueuedPerOwner: config.limits.max_hash_queue_per_ip,
     });
     await pool.dummyHash(); // made before serving, so no probe pays for it (issue 18)
-    const events = new SecurityLog(log);
+    const events = new SecurityLog(log, { store, log });
+    const conns = new ConnectionTable();
     const app: App = {
       config,
       log,
@@ -158,7 +160,8 @@ async function startLocked(
       adminLocks: new IpLockouts({ clock, events, kind: "admin", accountRule: true }),
       security: events,
       rate: new RateLimiter({ perSecond: config.limits.requests_per_second, clock }),
-      conns: new ConnectionTable(),
+      conns,
+      inbox: new InboxTap(conns, clock),
       broker: null as unknown as Broker,
       messaging: null as unknown as Messaging,
       presence: null as unknown as PresenceView,
@@ -173,13 +176,20 @@ async function startLocked(
       ...groupHandlers,
     };
     const mqtt = new MqttApp(app, new LoginService(app), handlers);
+    mqtt.listen({
+      handshaken: (conn) => app.inbox.connState(conn.endpointId, true),
+      gone: (conn, wasCurrent) => {
+        if (wasCurrent) app.inbox.connState(conn.endpointId, false);
+      },
+    });
     broker = await createBroker({
       maxClients: config.limits.max_clients,
       maxPacketSize: config.limits.max_frame_bytes,
       log,
       hooks: mqtt,
     });
-    app.broker = broker;
+    // Every downlink goes through the tap, so the live inbox sees what the device gets.
+    app.broker = app.inbox.wrap(broker);
     const messaging = new MessagingRuntime(app, mqtt, {
       observeDuePush,
       observeAck,

@@ -4,6 +4,7 @@
  * password, token or code (spec 12); metrics carry only the kind, rule and reason, never ids.
  */
 import type { Logger } from "../log/log.ts";
+import { type AuditSink, recordAudit } from "../app/audit.ts";
 import { LogThrottle } from "../log/throttle.ts";
 import { countAuthFailure, countLockout } from "../metrics/metrics.ts";
 import type { LockKind, LockoutEvents, LockRule, LockSubject, UnlockReason } from "./lockout.ts";
@@ -20,10 +21,13 @@ const FAILURE_LINES_PER_WINDOW = 20;
 /** Reports security events to the log and `/metrics`. */
 export class SecurityLog implements LockoutEvents {
   readonly #log: Logger;
+  readonly #audit: AuditSink | undefined;
   readonly #throttle: LogThrottle;
 
-  constructor(log: Logger) {
+  /** With `audit`, lock starts and ends also become audit rows (操作日志, actor `system`). */
+  constructor(log: Logger, audit?: AuditSink) {
     this.#log = log;
+    this.#audit = audit;
     this.#throttle = new LogThrottle(log, { burst: FAILURE_LINES_PER_WINDOW });
   }
 
@@ -52,10 +56,20 @@ export class SecurityLog implements LockoutEvents {
       until: new Date(until).toISOString(),
     });
     countLockout(kind, rule, "start");
+    this.#record("lockout.start", who, `${kind}/${rule}`);
   }
 
   lockEnded(kind: LockKind, rule: LockRule, who: LockSubject, reason: UnlockReason): void {
     this.#log.warn("lockout ended", { kind, rule, ...who, reason });
     countLockout(kind, rule, "end");
+    this.#record("lockout.end", who, `${kind}/${rule}/${reason}`);
+  }
+
+  #record(action: string, who: LockSubject, result: string): void {
+    if (this.#audit === undefined) return;
+    const target = who.sender !== undefined && who.target !== undefined
+      ? `${who.sender}/${who.target}`
+      : who.endpoint ?? who.target ?? who.sender ?? who.ip ?? "";
+    void recordAudit(this.#audit, { actor: "system", action, target, result, ip: who.ip ?? "" });
   }
 }

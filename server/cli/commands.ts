@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { ConfigError, DEFAULT_CONFIG, loadConfig, validateConfig } from "../config/config.ts";
 import type { Config } from "../config/types.ts";
 import { Logger } from "../log/log.ts";
@@ -7,6 +8,7 @@ import { dbPath, ensureDataDir } from "../app/paths.ts";
 import { migrate } from "../store/migrations.ts";
 import { openDb } from "../store/db.ts";
 import { backupDatabase } from "../store/backup.ts";
+import { type AuditEntry, recordAuditRow } from "../store/ops/audit.ts";
 import { backupRefusal, openStore } from "../store/store_factory.ts";
 import { storeCopy } from "./store_copy.ts";
 import { setAdminPassword } from "../store/ops/admin.ts";
@@ -63,11 +65,17 @@ async function openMigrated(config: Config): Promise<ReturnType<typeof openDb>> 
  * API's password change does (spec 8): a leaked password or cookie stops working at once, even
  * while the server runs (it looks sessions up on every request). Returns the sessions ended.
  */
-async function storeAdminPassword(config: Config, password: string): Promise<number> {
+async function storeAdminPassword(
+  config: Config,
+  password: string,
+  audit: AuditEntry | null,
+): Promise<number> {
   const phc = await new PasswordPool({ size: 1 }).hash(password);
   if (config.store.kind !== "sqlite") {
     return await withStore(config, async (store) => {
       const r = await store.run("admin.password_set", { passwordHash: phc, keepSessionHash: "" });
+      // A second write: the audit row follows the committed change, as the server's rows do.
+      if (audit !== null) await store.run("audit.record", audit);
       return r.sessionsEnded;
     });
   }
@@ -75,8 +83,10 @@ async function storeAdminPassword(config: Config, password: string): Promise<num
   try {
     db.exec("BEGIN IMMEDIATE");
     try {
+      const now = Date.now();
       // No session hash is "", so every session ends.
-      const r = setAdminPassword(db, { passwordHash: phc, keepSessionHash: "" }, Date.now());
+      const r = setAdminPassword(db, { passwordHash: phc, keepSessionHash: "" }, now);
+      if (audit !== null) recordAuditRow(db, audit, now);
       db.exec("COMMIT");
       return r.sessionsEnded;
     } catch (err) {
@@ -116,6 +126,27 @@ async function adminInitialized(config: Config): Promise<boolean> {
   }
 }
 
+/** A CLI action as an audit row (操作日志): actor `cli`, no address. */
+function cliAudit(action: string, target: string, result: string): AuditEntry {
+  return { actor: "cli", action, target, result, ip: "" };
+}
+
+/** Stores one CLI audit row in its own transaction (the server may be running: WAL, busy_timeout). */
+async function storeCliAudit(config: Config, entry: AuditEntry): Promise<void> {
+  if (config.store.kind !== "sqlite") {
+    await withStore(config, async (store) => {
+      await store.run("audit.record", entry);
+    });
+    return;
+  }
+  const db = await openMigrated(config);
+  try {
+    recordAuditRow(db, entry, Date.now());
+  } finally {
+    db.close();
+  }
+}
+
 /** Creates the admin password: printed once, stored as argon2id (spec 8). */
 async function adminInit(config: Config, io: Io): Promise<number> {
   if (await adminInitialized(config)) {
@@ -125,7 +156,7 @@ async function adminInit(config: Config, io: Io): Promise<number> {
     return 1;
   }
   const password = randomPassword(ADMIN_PASSWORD_LENGTH);
-  await storeAdminPassword(config, password);
+  await storeAdminPassword(config, password, cliAudit("admin.init", "", "ok"));
   io.out("Admin password created. It is shown only this once; store it now:");
   io.out("");
   io.out(`  user: admin`);
@@ -270,7 +301,11 @@ export const commands: Record<string, Command> = {
         io.err(problem);
         return 1;
       }
-      const ended = await storeAdminPassword(config, password);
+      const ended = await storeAdminPassword(
+        config,
+        password,
+        cliAudit("admin.set_password", "", "ok"),
+      );
       if (args.flags.has("generate")) io.out(`New admin password (shown once): ${password}`);
       else io.out("Admin password changed.");
       io.out(`Admin web sessions ended: ${ended}.`);
@@ -296,8 +331,14 @@ export const commands: Record<string, Command> = {
         await backupDatabase(dbPath(config.data_dir), out);
       } catch (err) {
         io.err(`Backup failed: ${(err as Error).message}`);
+        // Only into a database that exists: a failed backup must not create one.
+        if (existsSync(dbPath(config.data_dir))) {
+          await storeCliAudit(config, cliAudit("backup", out, "error")).catch(() => undefined);
+        }
         return 1;
       }
+      // The row goes in after the copy, so the copy does not hold it.
+      await storeCliAudit(config, cliAudit("backup", out, "ok"));
       io.out(`Backup written to ${out}`);
       return 0;
     },

@@ -98,6 +98,7 @@ export const DEFAULT_CONFIG: Config = deepFreeze({
   record_retention_days: 7,
   idempotency_hours: 24,
   receipt_retention_days: 7,
+  audit_retention_days: 90,
   sqlite_synchronous: "FULL",
   metrics: { token: "" },
   log: { level: "info" },
@@ -155,6 +156,7 @@ const TOP_INT_RULES = {
   record_retention_days: { min: 0 }, // 0 = keep no record after completion
   idempotency_hours: { min: 1 },
   receipt_retention_days: { min: 0 },
+  audit_retention_days: { min: 0 },
 } as const satisfies { readonly [K in keyof Config]?: IntRule };
 
 // setTimeout/setInterval fire at once for delays above 2^31-1 ms, so timer seconds stop here.

@@ -114,6 +114,8 @@ export interface Config {
   readonly record_retention_days: number;
   readonly idempotency_hours: number;
   readonly receipt_retention_days: number;
+  /** How long audit rows (操作日志) are kept; 0 keeps none past the next housekeeping. */
+  readonly audit_retention_days: number;
   readonly sqlite_synchronous: SqliteSynchronous;
   readonly metrics: { readonly token: string };
   readonly log: { readonly level: LogLevel };

@@ -10,6 +10,7 @@
  * {@linkcode HISTORY_SETTLE_MS} before the sample is taken: a row is counted once it has committed.
  */
 import type { App } from "../app/app_context.ts";
+import type { HistoryGauges, HistorySample, HistoryView } from "./history_schema.ts";
 
 /** Default sampling period. */
 export const HISTORY_INTERVAL_MS = 10_000;
@@ -18,52 +19,8 @@ export const HISTORY_SPAN_MS = 3_600_000;
 /** How long after its queued time a write is assumed committed (group commits take ms). */
 export const HISTORY_SETTLE_MS = 2_000;
 
-/** The figures that are true at one instant. */
-export interface HistoryGauges {
-  /** MQTT connections by transport. */
-  connections: { ws: number; tcp: number };
-  /** Connections that finished `hello` and are the endpoint's current one. */
-  online: number;
-  pending_deliveries: number;
-  scheduled_messages: number;
-  /** Write ops queued or in flight. */
-  writer_queue: number;
-}
-
-/**
- * One sample: what happened during the window (`t - window_ms`, `t`], and the gauges read when
- * the sample was taken (up to {@linkcode HISTORY_SETTLE_MS} after `t`).
- */
-export interface HistorySample extends HistoryGauges {
-  /** Unix ms: the end of the window. */
-  t: number;
-  window_ms: number;
-  /** Messages accepted from senders per second. */
-  submitted_per_s: number;
-  /** Deliveries acked by their recipient per second. */
-  delivered_per_s: number;
-  /** Deliveries that reached each final state during the window. */
-  outcomes: { accepted: number; expired: number; dropped: number; rejected: number };
-  /** Rejected deliveries by reason (spec 6.4 reasons, e.g. `endpoint_disabled`). */
-  rejected_by_reason: Record<string, number>;
-  /** Group commits in the window, their mean and longest duration (ms; null without commits). */
-  commits: number;
-  commit_ms_avg: number | null;
-  commit_ms_max: number | null;
-  /** Send time to ack of the deliveries accepted in the window (ms; null when none). */
-  latency_ms_p50: number | null;
-  latency_ms_p99: number | null;
-}
-
-/** What the route answers. */
-export interface HistoryView {
-  interval_ms: number;
-  span_ms: number;
-  /** The gauges read now, for the overview's cards. */
-  now: HistoryGauges & { t: number };
-  /** Oldest first; only those newer than `since` when given. */
-  samples: HistorySample[];
-}
+// The shapes are declared once, as schemas (history_schema.ts).
+export type { HistoryGauges, HistorySample, HistoryView } from "./history_schema.ts";
 
 /** The sampler of one server. */
 export interface MetricsHistory {

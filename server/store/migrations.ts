@@ -39,9 +39,23 @@ DROP INDEX idx_receipts_outbox;
 CREATE INDEX idx_receipts_outbox ON receipts(sender_id, receipt_id) WHERE acked = 0;
 `;
 
-// Migration 7 (issue 30): node leases. Version 6 is the audit log (issue 32, another branch);
-// the runner needs only increasing versions, so this branch runs without it, and once both are
-// merged a database goes through 6, then 7.
+// Migration 6: the audit log (spec 8, 14 M4 操作日志): one row per state-changing admin request,
+// CLI action and security event, kept `audit_retention_days` (housekeeping, `audit.prune`).
+// The list reads newest first by id; `idx_audit_at` serves the time filters and the pruning.
+const SCHEMA_V6_SQL = `
+CREATE TABLE audit_log (
+  id      INTEGER PRIMARY KEY AUTOINCREMENT,
+  at      INTEGER NOT NULL,
+  actor   TEXT NOT NULL,
+  action  TEXT NOT NULL,
+  target  TEXT NOT NULL DEFAULT '',
+  result  TEXT NOT NULL,
+  ip      TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX idx_audit_at ON audit_log(at);
+`;
+
+// Migration 7 (issue 30): node leases.
 // A node renews its row while it runs; a row whose `lease_until` has passed is a dead node.
 const SCHEMA_V7_SQL = `
 CREATE TABLE nodes (
@@ -68,6 +82,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 3, name: "finished deliveries by update time", sql: SCHEMA_V3_SQL },
   { version: 4, name: "exact send quota counters", sql: SCHEMA_V4_SQL },
   { version: 5, name: "indexes that hold only the rows their queries read", sql: SCHEMA_V5_SQL },
+  { version: 6, name: "audit log", sql: SCHEMA_V6_SQL },
   { version: 7, name: "node leases", sql: SCHEMA_V7_SQL },
 ];
 

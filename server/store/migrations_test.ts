@@ -29,6 +29,7 @@ const TABLES = [
   "api_tokens",
   "schema_migrations",
   "quota_counts",
+  "audit_log",
   "nodes",
 ];
 const INDEXES = [
@@ -43,6 +44,7 @@ const INDEXES = [
   "idx_receipts_outbox",
   "idx_talk_grants_target",
   "idx_group_members_endpoint",
+  "idx_audit_at",
 ];
 const NOW = Date.UTC(2026, 10, 29, 21, 15, 0);
 /** The first release's migrations: the generic tests upgrade from it with the fake {@link V2}. */
@@ -84,8 +86,7 @@ Deno.test("a new database gets every table and index of spec 7.7 without a backu
     const result = await migrate(path, { backupDir: join(dir, "backup"), now: NOW });
     assert.deepEqual(result, { from: 0, to: 7, backupPath: null });
     assert.equal(SCHEMA_VERSION, 7);
-    // 6 is the audit log's (issue 32, on another branch).
-    assert.deepEqual(MIGRATIONS.map((m) => m.version).filter((v) => v !== 6), [1, 2, 3, 4, 5, 7]);
+    assert.deepEqual(MIGRATIONS.map((m) => m.version), [1, 2, 3, 4, 5, 6, 7]);
     assert.equal(existsSync(join(dir, "backup")), false);
     readDb(path, (db) => {
       // Migration 2 rebuilt two tables, which moves them in sqlite_master: compare as sets.
@@ -100,6 +101,7 @@ Deno.test("a new database gets every table and index of spec 7.7 without a backu
         { version: 3, applied_at: NOW },
         { version: 4, applied_at: NOW },
         { version: 5, applied_at: NOW },
+        { version: 6, applied_at: NOW },
         { version: 7, applied_at: NOW },
       ]);
     });

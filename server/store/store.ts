@@ -132,6 +132,7 @@ export const COPY_TABLES = [
   "deliveries",
   "receipts",
   "send_keys",
+  "audit_log",
 ] as const;
 
 /** One table of {@link COPY_TABLES}. */

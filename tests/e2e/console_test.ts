@@ -3,137 +3,31 @@
 // screenshot under tests/e2e/screenshots/ (a CI artifact).
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { ADMIN_PASSWORD, AdminClient, startAdminServer } from "../helpers/admin.ts";
 import { online } from "../helpers/client.ts";
-import { WEB_DIST } from "../../server/http/static.ts";
+import {
+  CHROMIUM,
+  confirmDialog,
+  DESKTOP,
+  ensureBuilt,
+  formItem,
+  HAS_CHROMIUM,
+  launch,
+  modal,
+  openMenu,
+  PHONE,
+  shot,
+  SHOTS,
+  still,
+} from "../helpers/browser.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const ROOT = join(import.meta.dirname ?? ".", "..", "..");
-const SHOTS = join(import.meta.dirname ?? ".", "screenshots");
 const PW = "device-pass-123";
-const HAS_CHROMIUM = existsSync(CHROMIUM);
 
 if (!HAS_CHROMIUM) {
   console.warn(
     `SKIPPED tests/e2e/console_test.ts: ${CHROMIUM} is missing (apt-get install chromium)`,
   );
-}
-
-/** The newest modification time of a file under `dir`, build output and packages left out. */
-function newestSource(dir: string): number {
-  let newest = 0;
-  for (const e of Deno.readDirSync(dir)) {
-    if (e.name === "dist" || e.name === "node_modules") continue;
-    const path = join(dir, e.name);
-    const t = e.isDirectory ? newestSource(path) : Deno.statSync(path).mtime?.getTime() ?? 0;
-    if (t > newest) newest = t;
-  }
-  return newest;
-}
-
-/**
- * Builds web/dist when it is missing or older than a file under web/ (`deno task build:web`
- * normally runs first), so a test run from a working copy never drives a stale console.
- */
-async function ensureBuilt(): Promise<void> {
-  const index = join(WEB_DIST, "index.html");
-  if (existsSync(index)) {
-    const built = Deno.statSync(index).mtime?.getTime() ?? 0;
-    if (built >= newestSource(join(ROOT, "web"))) return;
-  }
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["task", "build:web"],
-    cwd: ROOT,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (!out.success) {
-    throw new Error(`deno task build:web failed:\n${new TextDecoder().decode(out.stderr)}`);
-  }
-}
-
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
-
-async function launch(): Promise<{ context: BrowserContext; dir: string }> {
-  const dir = await Deno.makeTempDir({ prefix: "nixmsg-chromium-" });
-  const context = await chromium.launchPersistentContext(dir, {
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-    viewport: DESKTOP,
-    locale: "zh-CN",
-    acceptDownloads: true,
-  });
-  return { context, dir };
-}
-
-async function shot(page: Page, name: string): Promise<void> {
-  await still(page);
-  await page.screenshot({ path: join(SHOTS, `${name}.png`) });
-}
-
-/**
- * Waits until the page has painted twice and no finite CSS transition or animation is running
- * (modals, drawers, the table's loading mask). Spinners loop forever and are not waited for.
- */
-async function still(page: Page): Promise<void> {
-  await page.evaluate(() =>
-    new Promise<void>((resolve) => {
-      const g = globalThis as unknown as { requestAnimationFrame(cb: () => void): number };
-      const raf = (cb: () => void) => g.requestAnimationFrame(cb);
-      raf(() => raf(() => resolve()));
-    })
-  );
-  await page.waitForFunction(
-    () => {
-      const doc = (globalThis as unknown as {
-        document: {
-          getAnimations(): {
-            playState: string;
-            effect: { getTiming(): { iterations?: number } } | null;
-          }[];
-        };
-      }).document;
-      return doc.getAnimations().every((a) =>
-        a.playState !== "running" || a.effect?.getTiming().iterations === Infinity
-      );
-    },
-    undefined,
-    { timeout: 10_000 },
-  );
-}
-
-/** Opens a page from the side menu and waits for its title in the fixed header. */
-async function openMenu(page: Page, label: string, title = label): Promise<void> {
-  await page.locator(".n-layout-sider").getByRole("link", { name: label, exact: true }).click();
-  await page.locator("#page-header h1", { hasText: title }).waitFor();
-}
-
-function modal(page: Page, title: string) {
-  return page.locator(".n-modal", { has: page.locator(".n-card-header", { hasText: title }) });
-}
-
-function formItem(scope: ReturnType<Page["locator"]>, label: string) {
-  return scope.locator(".n-form-item", {
-    has: scope.page().locator(".n-form-item-label", { hasText: label }),
-  });
-}
-
-async function confirmDialog(page: Page, button: string): Promise<void> {
-  await page.locator(".n-dialog").getByRole("button", { name: button }).click();
-  await page.locator(".n-dialog").waitFor({ state: "detached" });
 }
 
 Deno.test({
@@ -518,22 +412,93 @@ async function seed(
   return { seq };
 }
 
-/** Every page of the console: name for the screenshot, address, title in the header. */
-function pagesOf(s: Seeded): { name: string; path: string; title: string }[] {
+/** One console page: screenshot name, address, header title, and what opens a dialog. */
+interface ConsolePage {
+  name: string;
+  path: string;
+  title: string;
+  /** Page-action buttons that open a dialog (and change nothing until it is confirmed). */
+  dialogs?: string[];
+  /** Date pickers in its filters, opened to check their panel. */
+  pickers?: boolean;
+}
+
+/** Every page of the console. */
+function pagesOf(s: Seeded): ConsolePage[] {
   return [
     { name: "overview", path: "/", title: "概览" },
-    { name: "endpoints", path: "/endpoints", title: "端" },
-    { name: "endpoint-detail", path: "/endpoints/dev-00", title: "端 dev-00" },
+    { name: "endpoints", path: "/endpoints", title: "端", dialogs: ["开通端", "批量导入"] },
+    {
+      name: "endpoint-detail",
+      path: "/endpoints/dev-00",
+      title: "端 dev-00",
+      dialogs: ["编辑", "对话密码", "重置登录密码", "停用", "删除"],
+    },
     { name: "registration", path: "/registration", title: "注册设置" },
-    { name: "groups", path: "/groups", title: "群" },
-    { name: "group-detail", path: "/groups/g-room", title: "群 g-room" },
-    { name: "messages", path: "/messages", title: "消息记录" },
+    { name: "groups", path: "/groups", title: "群", dialogs: ["创建群"] },
+    {
+      name: "group-detail",
+      path: "/groups/g-room",
+      title: "群 g-room",
+      dialogs: ["改名", "转让", "解散", "加成员"],
+    },
+    { name: "messages", path: "/messages", title: "消息记录", pickers: true },
     { name: "message-detail", path: `/messages/${s.seq}`, title: `消息记录 #${s.seq}` },
-    { name: "tokens", path: "/tokens", title: "API 令牌" },
+    { name: "tokens", path: "/tokens", title: "API 令牌", dialogs: ["创建令牌"] },
+    { name: "audit", path: "/audit", title: "操作日志", pickers: true },
     { name: "settings", path: "/settings", title: "运行参数" },
     { name: "password", path: "/password", title: "修改密码" },
     { name: "missing", path: "/no-such-page", title: "页面不存在" },
   ];
+}
+
+/** Fails unless `b` lies entirely inside the phone's viewport. */
+function onScreen(b: Box, what: string): void {
+  assert.ok(
+    b.x >= 0 && b.y >= 0 && b.x + b.width <= PHONE.width + 1 &&
+      b.y + b.height <= PHONE.height + 1,
+    `${what} is off screen: ${JSON.stringify(b)}`,
+  );
+}
+
+/**
+ * Opens each dialog of the page and each date picker of its filters: every button of a dialog
+ * and the whole picker panel are on screen, and the page does not grow wider (issue 32 item 3).
+ */
+async function checkPhoneOverlays(page: Page, p: ConsolePage): Promise<void> {
+  for (const name of p.dialogs ?? []) {
+    await page.getByTestId("page-actions").getByRole("button", { name, exact: true }).click();
+    const overlay = page.locator(".n-modal, .n-dialog").last();
+    await overlay.waitFor();
+    await still(page);
+    const buttons = overlay.locator(".n-button:visible");
+    assert.ok(await buttons.count() > 0, `${p.name}/${name}: a dialog without buttons`);
+    for (let i = 0; i < await buttons.count(); i++) {
+      onScreen(await box(buttons.nth(i)), `${p.name}/${name}: button ${i}`);
+    }
+    await shot(page, `phone-${p.name}-dialog-${p.dialogs!.indexOf(name)}`);
+    const cancel = overlay.getByRole("button", { name: /^(取消|关闭)$/ });
+    if (await cancel.count() > 0) await cancel.first().click();
+    else await page.keyboard.press("Escape");
+    await overlay.waitFor({ state: "detached" });
+  }
+  if (p.pickers) {
+    const pickers = page.locator(".filter-bar .n-date-picker");
+    assert.ok(await pickers.count() > 0, `${p.name}: no date picker`);
+    for (let i = 0; i < await pickers.count(); i++) {
+      await pickers.nth(i).click();
+      const panel = page.locator(".n-date-panel").last();
+      await panel.waitFor();
+      await still(page);
+      onScreen(await box(panel), `${p.name}: date panel ${i}`);
+      const docWidth = await page.evaluate(() =>
+        (globalThis as unknown as PageGlobal).document.documentElement.scrollWidth
+      );
+      assert.ok(docWidth <= PHONE.width, `${p.name}: ${docWidth}px wide with the picker open`);
+      await page.keyboard.press("Escape");
+      await panel.waitFor({ state: "detached" });
+    }
+  }
 }
 
 /** Waits until the page's data is on screen (no loading table, no spinner). */
@@ -622,6 +587,16 @@ Deno.test({
         assert.equal(await page.title(), `${p.title} - NixMsg 管理后台`, "each page names its tab");
         await checkPhonePage(page, p.name);
         await shot(page, `phone-${p.name}`);
+        await checkPhoneOverlays(page, p);
+        if (p.name === "endpoint-detail") {
+          // The send panel's fields stay inside its card (they share the forms' layout).
+          const card = await box(page.locator("#send-test"));
+          const fields = page.locator("#send-test .n-select, #send-test .n-input");
+          for (let i = 0; i < await fields.count(); i++) {
+            const f = await box(fields.nth(i));
+            assert.ok(f.x >= card.x && f.x + f.width <= card.x + card.width, `send field ${i}`);
+          }
+        }
       }
       // No sidebar on a phone: the menu is a drawer that closes once a page is chosen.
       assert.equal(await page.locator(".n-layout-sider").count(), 0);
@@ -632,18 +607,28 @@ Deno.test({
       await drawer.getByRole("link", { name: "群", exact: true }).click();
       await page.locator("#page-header h1", { hasText: "群" }).waitFor();
       await drawer.waitFor({ state: "detached" });
-      // The endpoint list scrolls sideways inside the table.
+      // The endpoint list shows id, state and online; the rest opens under the row.
       await page.goto(`${t.adminUrl}/endpoints`);
       await page.getByRole("link", { name: "dev-00" }).waitFor();
-      // Some element inside the table body is wider inside than outside: the table scrolls.
       const scroll = await page.evaluate(() => {
         const doc = (globalThis as unknown as PageGlobal).document;
         const body = doc.querySelector(".n-data-table-base-table-body");
         if (body === null) return null;
-        const all = [body, ...Array.from(body.querySelectorAll("*"))];
-        return Math.max(...all.map((el) => el.scrollWidth - el.clientWidth));
+        // The table body's scroll container (the virtual list's, or the body itself).
+        const el = body.querySelector(".v-vl, .n-scrollbar-container") ?? body;
+        return el.scrollWidth - el.clientWidth;
       });
-      assert.ok(scroll !== null && scroll > 100, `the table scrolls sideways: ${scroll}`);
+      assert.ok(scroll !== null && scroll <= 1, `no sideways scroll in the table: ${scroll}`);
+      for (const h of ["编号", "状态", "在线"]) {
+        await page.locator(".n-data-table-th", { hasText: h }).first().waitFor();
+      }
+      const first = page.locator(".n-data-table-tr", { hasText: "dev-00" });
+      await first.locator(".n-data-table-expand-trigger").click();
+      const more = page.locator(".phone-more").first();
+      await more.getByText("开通时间", { exact: true }).waitFor();
+      await more.getByText("备注", { exact: true }).waitFor();
+      onScreen(await box(more), "the expanded row");
+      await shot(page, "phone-endpoints-expanded");
       // Forms put labels on top; the page buttons do not sit on 退出登录 (which is in the drawer).
       await page.getByTestId("page-actions").getByRole("button", { name: "开通端" }).click();
       const create = modal(page, "开通端");
@@ -682,6 +667,7 @@ Deno.test({
         const [path, headers] of [
           ["/messages", ["序号", "提交时间", "发送时刻"]],
           ["/endpoints", ["编号", "开通时间"]],
+          [`/messages/${seeded.seq}`, ["接收端", "更新时间"]],
         ] as const
       ) {
         await page.goto(`${t.adminUrl}${path}`);

@@ -25,6 +25,7 @@ export const MENU: readonly MenuPage[] = [
   { name: "groups", path: "/groups", title: "群" },
   { name: "messages", path: "/messages", title: "消息记录" },
   { name: "tokens", path: "/tokens", title: "API 令牌" },
+  { name: "audit", path: "/audit", title: "操作日志" },
   { name: "settings", path: "/settings", title: "运行参数" },
   { name: "password", path: "/password", title: "修改密码" },
 ];
@@ -36,6 +37,7 @@ const pages: Record<string, () => Promise<unknown>> = {
   groups: () => import("./pages/groups/GroupsPage.vue"),
   messages: () => import("./pages/messages/MessagesPage.vue"),
   tokens: () => import("./pages/tokens/TokensPage.vue"),
+  audit: () => import("./pages/audit/AuditPage.vue"),
   settings: () => import("./pages/SettingsPage.vue"),
   password: () => import("./pages/PasswordPage.vue"),
 };

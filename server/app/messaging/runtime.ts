@@ -237,12 +237,14 @@ export class MessagingRuntime implements Messaging {
   }
 
   /**
-   * Hourly deletion of old records, receipts and send keys, then the store's own follow-up
-   * (SQLite: a WAL truncate in the checkpointer) (spec 7.6).
+   * Hourly deletion of old records, receipts, send keys and audit rows, then the store's own
+   * follow-up (SQLite: a WAL truncate in the checkpointer) (spec 7.6).
    */
-  async housekeeping(): Promise<{ messages: number; receipts: number; keys: number }> {
+  async housekeeping(): Promise<
+    { messages: number; receipts: number; keys: number; audit: number }
+  > {
     const { config, store, log } = this.#app;
-    const total = { messages: 0, receipts: 0, keys: 0 };
+    const total = { messages: 0, receipts: 0, keys: 0, audit: 0 };
     try {
       let cursor: HousekeepingCursor | null = null;
       for (;;) {
@@ -257,6 +259,12 @@ export class MessagingRuntime implements Messaging {
         total.receipts += r.deletedReceipts;
         total.keys += r.deletedKeys;
         cursor = r.cursor;
+        if (!r.more || this.#stopped) break;
+      }
+      const before = this.#app.clock() - config.audit_retention_days * DAY_MS;
+      for (;;) {
+        const r = await store.run("audit.prune", { before, batch: HOUSEKEEPING_BATCH });
+        total.audit += r.deleted;
         if (!r.more || this.#stopped) break;
       }
       await store.afterHousekeeping();

@@ -13,6 +13,7 @@ import { groupOps } from "./groups.ts";
 import { invalidateOps } from "./invalidate.ts";
 import { adminOps } from "./admin.ts";
 import { healthOps } from "./health.ts";
+import { auditOps } from "./audit.ts";
 import { nodeOps } from "./nodes.ts";
 
 /** Every write op, by name. */
@@ -30,6 +31,7 @@ export const ops = {
   ...invalidateOps,
   ...adminOps,
   ...healthOps,
+  ...auditOps,
   ...nodeOps,
 };
 

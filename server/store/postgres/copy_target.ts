@@ -23,6 +23,10 @@ const SQL_FINISH_COUNTERS = `WITH used (lowest) AS (
       ELSE (SELECT coalesce(max(receipt_id), 0) FROM receipts) END)
   FROM used`;
 
+// The copied audit rows keep their ids; new ones continue above the largest.
+const SQL_FINISH_AUDIT_IDS = `SELECT setval(pg_get_serial_sequence('audit_log', 'id'),
+  coalesce((SELECT max(id) FROM audit_log), 1), EXISTS (SELECT 1 FROM audit_log))`;
+
 function assertTable(table: string): asserts table is CopyTable {
   if (!(COPY_TABLES as readonly string[]).includes(table)) {
     throw new Error(`Not a table of the copy: ${table}`);
@@ -73,6 +77,7 @@ export function pgCopyTarget(sql: PgPool): CopyTarget {
     },
     async finish() {
       await execScript(sql, SQL_FINISH_COUNTERS);
+      await execScript(sql, SQL_FINISH_AUDIT_IDS);
       await execScript(sql, "ANALYZE");
     },
     close() {

@@ -6,6 +6,7 @@ import { migrate } from "../migrations.ts";
 import { resetOpsContext } from "../ops/context.ts";
 import { ackDelivery } from "../ops/deliveries.ts";
 import { createToken } from "../ops/admin.ts";
+import { recordAuditRow } from "../ops/audit.ts";
 import { setSetting } from "../ops/settings.ts";
 import { addEndpoint, addGroup, binaryArgs, send, T0 } from "../ops/_testing.ts";
 import { submitMessage } from "../ops/messages.ts";
@@ -17,7 +18,7 @@ import { query } from "./sql.ts";
 // `nixmsg store copy` into PostgreSQL (issue 29 item 4): a SQLite database written by the real
 // ops, copied through copyStore into the PostgreSQL store's copy target.
 
-function sqliteSource(dir: string): { path: string; maxSeq: number } {
+function sqliteSource(dir: string): { path: string; maxSeq: number; maxAuditId: number } {
   const path = join(dir, "nixmsg.db");
   migrate(path, { backupDir: join(dir, "backup") });
   resetOpsContext();
@@ -27,6 +28,11 @@ function sqliteSource(dir: string): { path: string; maxSeq: number } {
     addGroup(db, "g", ["a", "b", "c"]);
     setSetting(db, { key: "registration_code", value: "c0de" }, T0);
     createToken(db, { id: "t1", name: "ci", tokenHash: "h1" }, T0);
+    let maxAuditId = 0;
+    for (const action of ["admin.init", "token.create", "endpoint.create"]) {
+      const entry = { actor: "admin", action, target: "", result: "ok", ip: "127.0.0.1" };
+      maxAuditId = recordAuditRow(db, entry, T0).id;
+    }
     let maxSeq = 0;
     for (let i = 0; i < 30; i++) {
       const r = send(db, "a", { toId: i % 2 === 0 ? "b" : "c", id: `m${i}` });
@@ -37,7 +43,7 @@ function sqliteSource(dir: string): { path: string; maxSeq: number } {
     for (let i = 0; i < 10; i += 2) {
       ackDelivery(db, { endpointId: "b", from: "a", id: `m${i}` }, T0);
     }
-    return { path, maxSeq };
+    return { path, maxSeq, maxAuditId };
   } finally {
     db.close();
   }
@@ -57,7 +63,7 @@ Deno.test({
       clock: () => T0 + 1000,
     });
     try {
-      const { path, maxSeq } = sqliteSource(dir);
+      const { path, maxSeq, maxAuditId } = sqliteSource(dir);
       const target = store.copyTarget!();
       const seen = new Set<string>();
       const report = await copyStore(path, target, {
@@ -68,8 +74,16 @@ Deno.test({
       assert.deepEqual([...seen], [...COPY_TABLES]);
       const n = Object.fromEntries(report.tables.map((t) => [t.table, t.target]));
       assert.deepEqual(
-        [n.endpoints, n.group_members, n.messages, n.deliveries, n.send_keys, n.api_tokens],
-        [3, 3, 31, 32, 31, 1],
+        [
+          n.endpoints,
+          n.group_members,
+          n.messages,
+          n.deliveries,
+          n.send_keys,
+          n.api_tokens,
+          n.audit_log,
+        ],
+        [3, 3, 31, 32, 31, 1, 3],
       );
       assert.ok(n.receipts >= 5, `receipts ${n.receipts}`);
       // The quota counters were derived from the copied rows, as SQLite keeps them.
@@ -90,6 +104,14 @@ Deno.test({
       assert.deepEqual([...frame!.body], [1]);
       const next = await store.run("message.submit", binaryArgs("after-copy", { toId: "b" }));
       assert.ok(next.seq! > maxSeq, `seq ${next.seq} after ${maxSeq}`);
+      const audit = await store.run("audit.record", {
+        actor: "cli",
+        action: "backup",
+        target: "",
+        result: "ok",
+        ip: "",
+      });
+      assert.equal(audit.id, maxAuditId + 1);
       await target.close();
       await assert.rejects(
         () => copyStore(path, store.copyTarget!()),

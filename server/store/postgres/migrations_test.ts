@@ -27,6 +27,7 @@ Deno.test({
       assert.deepEqual(tables.map((t) => t.table_name), [
         "admin_sessions",
         "api_tokens",
+        "audit_log",
         "deliveries",
         "endpoints",
         "group_members",

@@ -63,6 +63,15 @@ async function seed(store: ContractStore, now: number): Promise<Fixture> {
   });
   await store.run("settings.set", { key: "registration_enabled", value: "true" });
   await store.run("settings.set", { key: "registration_code", value: "c0de" });
+  for (
+    const [actor, action, target, result] of [
+      ["admin", "endpoint.disable", "a", "ok"],
+      ["token:ci", "endpoint.kick", "b", "not_found"],
+      ["cli", "endpoints.import", "", "ok"],
+    ]
+  ) {
+    await store.run("audit.record", { actor, action, target, result, ip: "127.0.0.1" });
+  }
   for (const nodeId of ["n2", "n1", "n3"]) {
     await store.run("node.lease", {
       nodeId,
@@ -327,6 +336,35 @@ const CHECKS: { readonly [K in keyof Queries]: Check } = {
     });
     assert.equal(typeof first, "number");
     assert.equal(missing, null);
+  },
+  "audit.list": async (q, fx) => {
+    const all = await q("audit.list", { filter: {}, beforeId: null, limit: 10 });
+    assert.deepEqual(all.map((r) => r.action), [
+      "endpoints.import",
+      "endpoint.kick",
+      "endpoint.disable",
+    ]);
+    for (const r of all) assert.ok(Math.abs(r.at - fx.now) < 60_000, `at ${r.at}`);
+    assert.ok(all[0].id > all[1].id && all[1].id > all[2].id);
+    // `endpoint` is a family: it matches `endpoint.*` but not `endpoints.*`.
+    const family = await q("audit.list", {
+      filter: { action: "endpoint" },
+      beforeId: null,
+      limit: 10,
+    });
+    assert.deepEqual(family.map((r) => r.target), ["b", "a"]);
+    const page = await q("audit.list", { filter: {}, beforeId: all[0].id, limit: 1 });
+    assert.deepEqual(page.map((r) => r.id), [all[1].id]);
+    const one = await q("audit.list", {
+      filter: { actor: "token:ci", result: "not_found", target: "b", from: 0, to: BIG },
+      beforeId: null,
+      limit: 10,
+    });
+    assert.deepEqual(one.map((r) => [r.actor, r.ip]), [["token:ci", "127.0.0.1"]]);
+    assert.deepEqual(
+      await q("audit.list", { filter: { to: 0 }, beforeId: null, limit: 10 }),
+      [],
+    );
   },
   "node.list": async (q, fx) => {
     const nodes = await q("node.list", {});

@@ -98,7 +98,8 @@ export interface EndpointRow {
   id: string;
   name: string;
   remark: string;
-  source: string;
+  /** `admin` or `self` (schema v1: "admin | self"; written only by the ops). */
+  source: "admin" | "self";
   enabled: number;
   online_since: number | null;
   offline_since: number | null;

@@ -38,6 +38,7 @@ import { groupPage, listMyGroups } from "./groups.ts";
 import { anyPendingDelivery, sendKeyExists } from "./messages.ts";
 import { latencyAtRanks, windowCounts } from "./metrics.ts";
 import { listNodes } from "./nodes.ts";
+import { type AuditFilter, listAudit } from "./audit.ts";
 import { readSetting, type SettingKey } from "./settings.ts";
 import { frameSource, messageStatus, nextDueAt, pendingReceipts } from "./status.ts";
 import { grantState } from "../ops/talk.ts";
@@ -115,6 +116,10 @@ export const queries = {
 
   // node leases (issue 30)
   "node.list": (db: Db, _a: None) => listNodes(db),
+
+  // the audit log (spec 14 M4 操作日志)
+  "audit.list": (db: Db, a: { filter: AuditFilter; beforeId: number | null; limit: number }) =>
+    listAudit(db, a.filter, a.beforeId, a.limit),
 };
 
 /** The type of {@link queries}; what `Store.query` accepts. */

@@ -2,6 +2,7 @@
 import { http, type Query, request, seg } from "./http.ts";
 import type {
   ApiToken,
+  AuditRecord,
   BatchAction,
   BatchResult,
   Endpoint,
@@ -129,6 +130,21 @@ export interface MessageFilter {
   from?: number;
   to?: number;
 }
+
+/** Filters of the audit log (docs/admin-api.md, Audit log). */
+export interface AuditFilter {
+  from?: number;
+  to?: number;
+  actor?: string;
+  /** An action, or a family such as `endpoint`. */
+  action?: string;
+  target?: string;
+  result?: string;
+}
+
+export const audit = {
+  list: (f: AuditFilter, p: PageQuery) => http.get<Page<AuditRecord>>("audit", { ...f, ...p }),
+};
 
 export const messages = {
   list: (f: MessageFilter, p: PageQuery) =>

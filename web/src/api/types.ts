@@ -1,4 +1,11 @@
-/** The JSON shapes of the admin API (docs/admin-api.md). Times are Unix milliseconds. */
+/**
+ * The JSON shapes of the admin API (docs/admin-api.md). Times are Unix milliseconds. The shapes
+ * that the OpenAPI document declares as components are its generated types (schema.gen.ts,
+ * `deno task openapi`); the rest are still written here.
+ */
+import type { components } from "./schema.gen.ts";
+
+type Schemas = components["schemas"];
 
 /** One page of a cursor-paginated list. */
 export interface Page<T> {
@@ -25,36 +32,12 @@ export interface Overview {
   scheduled_messages: number;
 }
 
-/** The gauges of the metrics history (docs/admin-api.md `GET /api/admin/metrics/history`). */
-export interface HistoryGauges {
-  connections: { ws: number; tcp: number };
-  online: number;
-  pending_deliveries: number;
-  scheduled_messages: number;
-  writer_queue: number;
-}
-
+/** The live overview's history (`GET /api/admin/metrics/history`), oldest sample first. */
+export type MetricsHistory = Schemas["MetricsHistory"];
 /** One sample: gauges at `t`, and what happened in the window before it. */
-export interface HistorySample extends HistoryGauges {
-  t: number;
-  window_ms: number;
-  submitted_per_s: number;
-  delivered_per_s: number;
-  outcomes: { accepted: number; expired: number; dropped: number; rejected: number };
-  rejected_by_reason: Record<string, number>;
-  commits: number;
-  commit_ms_avg: number | null;
-  commit_ms_max: number | null;
-  latency_ms_p50: number | null;
-  latency_ms_p99: number | null;
-}
-
-export interface MetricsHistory {
-  interval_ms: number;
-  span_ms: number;
-  now: HistoryGauges & { t: number };
-  samples: HistorySample[];
-}
+export type HistorySample = MetricsHistory["samples"][number];
+/** The gauges of the metrics history. */
+export type HistoryGauges = Omit<MetricsHistory["now"], "t">;
 
 export interface Settings {
   listen: string;
@@ -70,6 +53,7 @@ export interface Settings {
   record_retention_days: number;
   idempotency_hours: number;
   receipt_retention_days: number;
+  audit_retention_days: number;
   sqlite_synchronous: string;
   metrics: { token_set: boolean };
   log: { level: string };
@@ -77,28 +61,9 @@ export interface Settings {
   admin_lockout: { locked_until: number | null; last_locked_at: number | null };
 }
 
-export interface ApiToken {
-  id: string;
-  name: string;
-  enabled: boolean;
-  created_at: number;
-  last_used_at: number | null;
-}
+export type ApiToken = Schemas["Token"];
 
-export interface Endpoint {
-  id: string;
-  name: string;
-  remark: string;
-  source: "admin" | "self";
-  enabled: boolean;
-  online: boolean;
-  online_since: number | null;
-  offline_since: number | null;
-  created_at: number;
-  default_delay_ms: number;
-  talk_password_set: boolean;
-  session_active: boolean;
-}
+export type Endpoint = Schemas["Endpoint"];
 
 export interface EndpointDetail {
   item: Endpoint;
@@ -135,16 +100,9 @@ export interface BatchResult {
 }
 
 /** One created row of a CSV import; `login_password` only when it was generated. */
-export interface ImportedRow {
-  row: number;
-  id: string;
-  login_password?: string;
-}
+export type ImportedRow = ImportResult["items"][number];
 
-export interface ImportResult {
-  created: number;
-  items: ImportedRow[];
-}
+export type ImportResult = Schemas["ImportResult"];
 
 /** One bad row of a refused CSV import (`error.data.rows`). */
 export interface ImportRowError {
@@ -153,19 +111,9 @@ export interface ImportRowError {
   message: string;
 }
 
-export interface Registration {
-  enabled: boolean;
-  code: string;
-  updated_at: number | null;
-}
+export type Registration = Schemas["Registration"];
 
-export interface Group {
-  id: string;
-  name: string;
-  owner_id: string;
-  members: number;
-  created_at: number;
-}
+export type Group = Schemas["Group"];
 
 export interface GroupMember {
   id: string;
@@ -180,39 +128,12 @@ export interface FailedMember {
   code: string;
 }
 
-export type MessageState = "scheduled" | "dispatched" | "completed";
-export type DeliveryState =
-  | "pending"
-  | "accepted"
-  | "recalled"
-  | "expired"
-  | "dropped"
-  | "rejected";
+export type MessageState = Schemas["MessageRecord"]["state"];
+export type DeliveryState = Schemas["RecipientRecord"]["state"];
 
-export interface MessageRecord {
-  seq: number;
-  id: string;
-  sender_id: string;
-  dest_kind: "endpoint" | "group";
-  dest_id: string;
-  content_type: string;
-  state: MessageState;
-  reason: string;
-  send_at: number;
-  created_at: number;
-  keep: boolean;
-  ttl_seconds: number;
-  receipt: boolean;
-  counts: Record<DeliveryState, number>;
-}
+/** One row of the audit log (操作日志). */
+export type AuditRecord = Schemas["AuditRecord"];
 
-export interface Recipient {
-  endpoint_id: string;
-  state: DeliveryState;
-  reason: string;
-  send_at: number;
-  expire_at: number | null;
-  pushed_at: number | null;
-  attempts: number;
-  updated_at: number;
-}
+export type MessageRecord = Schemas["MessageRecord"];
+
+export type Recipient = Schemas["RecipientRecord"];

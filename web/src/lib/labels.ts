@@ -93,3 +93,68 @@ export function deliveryTagType(
       return "default";
   }
 }
+
+/** Chinese names of the audit actions (docs/admin-api.md "Audit log"); unknown ones pass through. */
+export const AUDIT_ACTIONS: Record<string, string> = {
+  "admin.login": "登录",
+  "admin.logout": "退出登录",
+  "admin.password": "修改管理员密码",
+  "admin.init": "初始化管理员密码",
+  "admin.set_password": "重设管理员密码",
+  "backup": "备份数据库",
+  "token.create": "创建令牌",
+  "token.update": "修改令牌",
+  "token.delete": "删除令牌",
+  "endpoint.create": "开通端",
+  "endpoint.import": "批量开通",
+  "endpoint.batch_disable": "批量停用",
+  "endpoint.batch_enable": "批量启用",
+  "endpoint.batch_delete": "批量删除",
+  "endpoint.update": "修改端",
+  "endpoint.disable": "停用端",
+  "endpoint.enable": "启用端",
+  "endpoint.delete": "删除端",
+  "endpoint.kick": "踢下线",
+  "endpoint.reset_login_password": "重置登录密码",
+  "endpoint.unlock": "解除锁定",
+  "endpoint.talk_password": "设置对话密码",
+  "endpoint.inbox_body": "查看收件箱正文",
+  "registration.update": "修改注册设置",
+  "group.create": "创建群",
+  "group.rename": "群改名",
+  "group.dissolve": "解散群",
+  "group.add": "加群成员",
+  "group.remove": "移除群成员",
+  "group.transfer": "转让群",
+  "message.send": "发送测试消息",
+  "message.recall": "撤回消息",
+  "lockout.start": "开始锁定",
+  "lockout.end": "解除锁定（安全）",
+};
+
+/** The action filter's choices: each family, then each action. */
+export const AUDIT_ACTION_OPTIONS: { label: string; value: string }[] = [
+  { label: "全部管理员会话操作", value: "admin" },
+  { label: "全部令牌操作", value: "token" },
+  { label: "全部端操作", value: "endpoint" },
+  { label: "全部群操作", value: "group" },
+  { label: "全部消息操作", value: "message" },
+  { label: "全部锁定事件", value: "lockout" },
+  ...Object.entries(AUDIT_ACTIONS).map(([value, label]) => ({
+    label: `${label}（${value}）`,
+    value,
+  })),
+];
+
+export function auditActionLabel(action: string): string {
+  return AUDIT_ACTIONS[action] ?? action;
+}
+
+/** "管理员", "令牌 billing", "命令行", "系统". */
+export function auditActorLabel(actor: string): string {
+  if (actor === "admin") return "管理员";
+  if (actor === "cli") return "命令行";
+  if (actor === "system") return "系统";
+  if (actor.startsWith("token:")) return `令牌 ${actor.slice(6)}`;
+  return actor;
+}

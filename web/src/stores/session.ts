@@ -31,12 +31,14 @@ export const useSession = defineStore("session", () => {
     await check();
   }
 
+  /**
+   * Ends the session on the server. When the server cannot be reached the cookie (HttpOnly) and
+   * the session survive, so the console stays logged in and the call rejects (issue 32 item 2):
+   * showing the login page then would only look like a logout.
+   */
   async function logout(): Promise<void> {
-    try {
-      await api.logout();
-    } finally {
-      forget();
-    }
+    await api.logout();
+    forget();
   }
 
   /** Drops the local state after the server said the session is gone. */

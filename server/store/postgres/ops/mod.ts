@@ -16,6 +16,7 @@ import { pgInvalidateOps } from "./invalidate.ts";
 import { pgAdminOps } from "./admin.ts";
 import { pgHealthOps } from "./health.ts";
 import { pgNodeOps } from "./nodes.ts";
+import { pgAuditOps } from "./audit.ts";
 
 /** The PostgreSQL twin of `Ops`: every op, checked against its SQLite signature. */
 export type PgOps = OpImplementations<PgTx>;
@@ -36,4 +37,5 @@ export const pgOps: PgOps = {
   ...pgAdminOps,
   ...pgHealthOps,
   ...pgNodeOps,
+  ...pgAuditOps,
 };

@@ -2,6 +2,7 @@
 // same args and result. The type of `pgQueries` makes the compiler prove it.
 import type { QueryImplementations } from "../../store.ts";
 import { listNodes } from "./nodes.ts";
+import { listAudit } from "./audit.ts";
 import type { PgReader } from "../op.ts";
 import { grantState } from "../ops/talk.ts";
 import {
@@ -81,4 +82,6 @@ export const pgQueries: PgQueries = {
   "metrics.latency_at_ranks": (r, a) => latencyAtRanks(r, a.from, a.to, a.ranks),
 
   "node.list": (r, _a) => listNodes(r),
+
+  "audit.list": (r, a) => listAudit(r, a.filter, a.beforeId, a.limit),
 };

@@ -95,24 +95,33 @@ export function messageColumns(phone = false): DataTableColumns<MessageRecord> {
   ];
 }
 
+/**
+ * The per-recipient results. At 1280×800 the content is about 1,070 px wide: the columns add up
+ * to 1,030 px, so 更新时间 stays on screen (issue 32 item 4).
+ */
 export function recipientColumns(): DataTableColumns<Recipient> {
   return [
     {
       title: "接收端",
       key: "endpoint_id",
-      width: 160,
+      width: 140,
       fixed: "left",
       render: (r) =>
         h(RouterLink, { to: `/endpoints/${encodeURIComponent(r.endpoint_id)}` }, {
           default: () => r.endpoint_id,
         }),
     },
-    { title: "结果", key: "state", width: 100, render: (r) => deliveryTag(r.state) },
-    { title: "原因", key: "reason", width: 170, render: (r) => reasonLabel(r.reason) || "—" },
+    { title: "结果", key: "state", width: 90, render: (r) => deliveryTag(r.state) },
+    {
+      title: "原因",
+      key: "reason",
+      minWidth: 120,
+      render: (r) => h(NEllipsis, {}, { default: () => reasonLabel(r.reason) || "—" }),
+    },
     { title: "推送次数", key: "attempts", width: 80 },
-    { title: "发送时刻", key: "send_at", width: 160, render: (r) => formatTime(r.send_at) },
-    { title: "最近推送", key: "pushed_at", width: 160, render: (r) => formatTime(r.pushed_at) },
-    { title: "到期时间", key: "expire_at", width: 160, render: (r) => formatTime(r.expire_at) },
-    { title: "更新时间", key: "updated_at", width: 160, render: (r) => formatTime(r.updated_at) },
+    { title: "发送时刻", key: "send_at", width: 150, render: (r) => formatTime(r.send_at) },
+    { title: "最近推送", key: "pushed_at", width: 150, render: (r) => formatTime(r.pushed_at) },
+    { title: "到期时间", key: "expire_at", width: 150, render: (r) => formatTime(r.expire_at) },
+    { title: "更新时间", key: "updated_at", width: 150, render: (r) => formatTime(r.updated_at) },
   ];
 }

@@ -1,0 +1,89 @@
+// Schemathesis against a real server (issue 32): bounded in examples and time, it generates
+// requests from docs/openapi.json for every admin operation and fails on any 5xx answer. The
+// program comes from tests/schemathesis/requirements.txt (pip, pinned); set NIXMSG_SCHEMATHESIS to
+// its `st` binary, or have `st` on PATH. Without it the test is skipped with a warning.
+//
+// Only `not_a_server_error` runs: the conformance checks (status codes, bounds the document does
+// not declare) still find the mismatches listed in issue 32 item 6, which are not fixed yet.
+import assert from "node:assert/strict";
+import { makeTestHome, runCli, startServerProcess } from "./helpers/server_process.ts";
+import { AdminClient } from "./helpers/admin.ts";
+
+function findSt(): string | null {
+  const fromEnv = Deno.env.get("NIXMSG_SCHEMATHESIS");
+  if (fromEnv) return fromEnv;
+  for (const dir of (Deno.env.get("PATH") ?? "").split(":")) {
+    try {
+      if (Deno.statSync(`${dir}/st`).isFile) return `${dir}/st`;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+const ST = findSt();
+if (ST === null) {
+  console.warn(
+    "SKIPPED tests/schemathesis_test.ts: install tests/schemathesis/requirements.txt and set NIXMSG_SCHEMATHESIS",
+  );
+}
+
+Deno.test({
+  name: "Schemathesis finds no 5xx answer in any admin operation",
+  ignore: ST === null,
+  async fn() {
+    const home = await makeTestHome();
+    try {
+      const init = await runCli(home, ["admin", "init"]);
+      assert.equal(init.code, 0, init.stderr);
+      const password = init.stdout.match(/password: (\S+)/)![1];
+      const server = await startServerProcess(home);
+      try {
+        const base = `http://${server.addr}`;
+        const admin = new AdminClient(base);
+        await admin.login(password);
+        const token = await admin.post("/api/admin/tokens", { name: "schemathesis" });
+        assert.equal(token.status, 200, token.text);
+        const out = await new Deno.Command(ST!, {
+          args: [
+            "run",
+            `${base}/api/admin/openapi.json`,
+            "--url",
+            base,
+            "--checks",
+            "not_a_server_error",
+            "--max-examples",
+            "25",
+            "--seed",
+            "32",
+            "--request-timeout",
+            "10",
+            "--workers",
+            "1",
+            "--header",
+            `Authorization: Bearer ${token.data.token}`,
+            // An endless event stream; tests/admin_inbox_test.ts covers it.
+            "--exclude-path",
+            "/api/admin/endpoints/{id}/inbox",
+          ],
+          env: { NO_COLOR: "1" },
+          // Its example database and caches go to the scratch directory, not the checkout.
+          cwd: home.dir,
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+        assert.equal(out.code, 0, text.slice(-6000));
+        const tested = Number(/Tested: (\d+)/.exec(text)?.[1] ?? 0);
+        assert.ok(tested >= 40, `Schemathesis tested ${tested} operations:\n${text.slice(-3000)}`);
+        assert.doesNotMatch(text, /Server error/);
+        assert.equal(server.stderr(), "", "the server wrote nothing to stderr");
+      } finally {
+        assert.equal(await server.stop(), 0);
+      }
+    } finally {
+      await home.cleanup();
+    }
+  },
+});
