@@ -106,7 +106,7 @@ async function runOnce(op: BenchOp, batch: number, seconds: number): Promise<Run
 async function idleLatency(maxWaitMs: number, n: number): Promise<number[]> {
   const dir = await Deno.makeTempDir({ prefix: "nixmsg-bench-" });
   const path = join(dir, "nixmsg.db");
-  migrate(path, { backupDir: join(dir, "backup") });
+  await migrate(path, { backupDir: join(dir, "backup") });
   const writer = await Writer.start<typeof ops>({
     path,
     synchronous: "FULL",

@@ -18,9 +18,11 @@ import { query } from "./sql.ts";
 // `nixmsg store copy` into PostgreSQL (issue 29 item 4): a SQLite database written by the real
 // ops, copied through copyStore into the PostgreSQL store's copy target.
 
-function sqliteSource(dir: string): { path: string; maxSeq: number; maxAuditId: number } {
+async function sqliteSource(
+  dir: string,
+): Promise<{ path: string; maxSeq: number; maxAuditId: number }> {
   const path = join(dir, "nixmsg.db");
-  migrate(path, { backupDir: join(dir, "backup") });
+  await migrate(path, { backupDir: join(dir, "backup") });
   resetOpsContext();
   const db = openDb(path);
   try {
@@ -63,7 +65,7 @@ Deno.test({
       clock: () => T0 + 1000,
     });
     try {
-      const { path, maxSeq, maxAuditId } = sqliteSource(dir);
+      const { path, maxSeq, maxAuditId } = await sqliteSource(dir);
       const target = store.copyTarget!();
       const seen = new Set<string>();
       const report = await copyStore(path, target, {
