@@ -132,10 +132,23 @@ async function tableNames(target: FaultTarget): Promise<string[]> {
   }
 }
 
+/**
+ * Runs the trigger DDL in one transaction. CREATE/DROP TRIGGER lock each table in turn while the
+ * server's batches hold row locks, so PostgreSQL may pick this session as a deadlock victim
+ * (40P01): then the whole script ran not at all and is tried again.
+ */
 async function pgScript(target: FaultTarget, text: string): Promise<void> {
   const sql = connectPostgres({ url: target.config.store.postgres_url, max: 1 });
   try {
-    await execScript(sql, text);
+    for (let attempt = 1;; attempt++) {
+      try {
+        await execScript(sql, text);
+        return;
+      } catch (err) {
+        if ((err as { code?: string }).code !== "40P01" || attempt >= 10) throw err;
+        await execScript(sql, "ROLLBACK").catch(() => {});
+      }
+    }
   } finally {
     await sql.end({ timeout: 5 });
   }
