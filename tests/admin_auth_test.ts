@@ -16,6 +16,7 @@ const ROUTES: [string, string][] = [
   ["POST", "/api/admin/password"],
   ["GET", "/api/admin/overview"],
   ["GET", "/api/admin/settings"],
+  ["GET", "/api/admin/nodes"],
   ["GET", "/api/admin/metrics/history"],
   ["GET", "/api/admin/tokens"],
   ["POST", "/api/admin/tokens"],

@@ -157,6 +157,27 @@ Deno.test("crash matrix: kill -9 after the send commit, before its answer", asyn
   });
 });
 
+Deno.test("crash matrix: kill -9 after a send committed with its receiver's push mark", async () => {
+  // issue 33: a send to an online receiver with an idle push loop marks the push in its own
+  // transaction; the server dies before that send's `resp` and before its `msg`. A burst takes
+  // the loop's claim once, so the second burst's first send is the second such commit.
+  await endpointRow(
+    "kill -9 after send + push mark commit, before resp and publish",
+    MSGS,
+    async (n, b) => {
+      await n.start("send_marked:2");
+      await b.connect(n.ws);
+      const a = await n.online("a");
+      const half = MSGS.length / 2;
+      fireSends(a, MSGS.slice(0, half).map((id) => keptFrame(id)));
+      await b.untilAcked("a", MSGS.slice(0, half));
+      fireSends(a, MSGS.slice(half).map((id) => keptFrame(id)));
+      await n.crashed();
+      await b.close();
+    },
+  );
+});
+
 Deno.test("crash matrix: kill -9 after a push mark, before the publish", async () => {
   await endpointRow("kill -9 after push mark, before publish", MSGS, async (n, b) => {
     await n.start("after_mark:3");

@@ -13,7 +13,11 @@ const CODE = "CODE-1234567890";
 const REGISTER = "/api/client/register";
 
 async function openServer(headersSeconds = 10): Promise<TestServer> {
-  const t = await startTestServer({ timeouts: { http_headers_seconds: headersSeconds } });
+  const t = await startTestServer({
+    timeouts: { http_headers_seconds: headersSeconds },
+    // 50 registrations in a row from one address: above the per-address rate (issue 28).
+    limits: { registrations_per_ip_per_minute: 100 },
+  });
   await t.setSetting("registration_enabled", "true");
   await t.setSetting("registration_code", CODE);
   return t;

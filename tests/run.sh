@@ -45,6 +45,9 @@ command -v nft >/dev/null 2>&1 || apt_install nftables
 # devices_doc test skips itself.
 apt_install mosquitto-clients || echo "== mosquitto-clients not installed: the docs' mosquitto_rr check fails"
 
+# The PROXY protocol tests put Debian's HAProxy in front of a server (tests/proxy_protocol_haproxy_test.ts).
+apt_install haproxy || echo "== haproxy not installed: the PROXY protocol tests are skipped"
+
 # --- test PostgreSQL (issue 29) -------------------------------------------------------------
 # A throwaway PostgreSQL for the PostgreSQL store tests: initdb as the `postgres` user in a temp
 # directory, on a free port (scripts/test_postgres.sh); stopped when this script exits. The

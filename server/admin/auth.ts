@@ -39,18 +39,24 @@ export class AdminAuth {
   }
 
   /**
-   * Takes a slot for one admin secret check from the caller's IP (spec 5 锁定), or throws 429
+   * Takes a slot for one admin secret check from the caller's IP (spec 5 锁定), and for
+   * `account` under the per-account rule when a password names it (issue 28), or throws 429
    * `rate_limited` with `Retry-After` when the IP is locked or already has as many checks in
    * flight as failures would still be allowed (issue 18). No secret is checked then.
    */
-  begin(ctx: HttpContext): Attempt {
-    const ip = ctx.peer.remoteAddress;
-    const attempt = this.locks.begin(ip);
+  begin(ctx: HttpContext, account?: string): Attempt {
+    // issue 28: an IPv6 client counts with its whole /64 (limits.ipv6_prefix_bits).
+    const ip = this.#app.addressKey(ctx.peer.remoteAddress);
+    const attempt = this.locks.begin(ip, account);
     if (attempt !== null) return attempt;
-    const until = this.locks.lockedUntil(ip) ?? this.#app.clock();
+    const until = this.locks.lockedUntil(ip, account) ?? this.#app.clock();
     const seconds = Math.max(1, Math.ceil((until - this.#app.clock()) / 1000));
     ctx.res.setHeader("Retry-After", String(seconds));
-    throw httpFail("rate_limited", "登录失败次数过多，已临时锁定");
+    const accountLocked = account !== undefined && this.locks.accountLockedUntil(account) !== null;
+    throw httpFail(
+      "rate_limited",
+      accountLocked ? "管理员账号密码错误次数过多，已临时锁定" : "登录失败次数过多，已临时锁定",
+    );
   }
 
   /**

@@ -9,6 +9,7 @@
  */
 import { ERROR_CODES, type ErrorCode, errorInfo } from "../protocol/mod.ts";
 import { VERSION } from "../version.ts";
+import { DEFAULT_CONFIG } from "../config/config.ts";
 
 /** A JSON Schema (2020-12, the OpenAPI 3.1 dialect) as a plain object. */
 export type Schema = Record<string, unknown>;
@@ -392,6 +393,24 @@ const OPERATIONS: [string, string, OpSpec][] = [
       connections: obj({ ws: nonNegInt, tcp: nonNegInt }),
     }),
   }],
+  ["get", `${A}/nodes`, {
+    tag: "settings",
+    guard: "admin",
+    summary: "The nodes' leases in the store (issue 30); empty for a single node",
+    ok: obj({
+      server_time: timeMs,
+      this_node: str,
+      nodes: arr(obj({
+        id: str,
+        address: str,
+        version: str,
+        started_at: timeMs,
+        renewed_at: timeMs,
+        lease_until: timeMs,
+        alive: bool,
+      })),
+    }),
+  }],
   ["get", `${A}/settings`, {
     tag: "settings",
     guard: "admin",
@@ -404,27 +423,9 @@ const OPERATIONS: [string, string, OpSpec][] = [
       tls: obj({ enabled: bool, cert_file: str, key_file: str, allow_plaintext: bool }),
       trusted_proxies: arr(str),
       data_dir: str,
+      // Every limits key, from the one declaration of the defaults.
       limits: obj(Object.fromEntries(
-        [
-          "max_body_bytes",
-          "max_meta_bytes",
-          "max_frame_bytes",
-          "max_ttl_seconds",
-          "max_schedule_seconds",
-          "max_group_members",
-          "grace_seconds",
-          "ack_timeout_seconds",
-          "delivery_window",
-          "receipt_window",
-          "requests_per_second",
-          "max_pending_per_sender",
-          "max_pending_per_receiver",
-          "max_clients",
-          "max_queued_bytes",
-          "max_http_connections",
-          "max_connections",
-          "max_connections_per_ip",
-        ].map((k) => [k, { type: "number" }]),
+        Object.keys(DEFAULT_CONFIG.limits).map((k) => [k, { type: "number" }]),
       )),
       session_idle_days: { type: "number" },
       record_retention_days: { type: "number" },
@@ -433,6 +434,8 @@ const OPERATIONS: [string, string, OpSpec][] = [
       sqlite_synchronous: str,
       metrics: obj({ token_set: bool }),
       log: obj({ level: str }),
+      // issue 28: the per-account lock of the admin password.
+      admin_lockout: obj({ locked_until: timeOrNull, last_locked_at: timeOrNull }),
     }),
   }],
   // Tokens

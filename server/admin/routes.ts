@@ -50,6 +50,7 @@ export function adminRoutes(app: App, mqtt: MqttApp, history?: MetricsHistory): 
     route("POST", `${A}/password`, session(s.changePassword, "admin.password")),
     route("GET", `${A}/overview`, admin(o.overview)),
     route("GET", `${A}/settings`, admin(o.settings)),
+    route("GET", `${A}/nodes`, admin(o.nodes)),
     ...(history ? [route("GET", `${A}/metrics/history`, admin(historyHandler(history)))] : []),
 
     route("GET", `${A}/tokens`, session(t.list)),

@@ -13,6 +13,8 @@ import {
   type RequestFrame,
   type RequestOf,
   type RequestType,
+  SEND_FIELDS,
+  unknownField,
 } from "../protocol/mod.ts";
 import { uuidv7 } from "../protocol/uuid.ts";
 import { countError } from "../metrics/metrics.ts";
@@ -93,6 +95,10 @@ export function sendHandlers(d: AdminDeps) {
   async function send(req: AdminRequest): Promise<void> {
     const senderId = await sender(req);
     const fields = await readFields(req);
+    // issue 28: unknown fields are refused at every level (a typo such as `ofline` would
+    // otherwise drop the option silently); the MQTT frame stays lenient.
+    const unknown = unknownField(fields, SEND_FIELDS);
+    if (unknown !== null) throw httpFail("bad_request", `不认识的字段：${unknown}`);
     // A backend may leave the id to us; a repeat without an id is then a new message.
     if (fields.id === undefined) fields.id = uuidv7(app.clock());
     const frame = parseAs("send", fields, app.config.limits);

@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { sha256Hex } from "../auth/tokens.ts";
 import { ADMIN_PASSWORD_MAX, ADMIN_PASSWORD_MIN } from "../auth/admin_password.ts";
+import { PoolBusyError } from "../auth/password_pool.ts";
 import {
   clearedCookie,
   readCookie,
@@ -38,16 +39,19 @@ export function sessionHandlers(d: AdminDeps) {
     message: string,
     reason: "wrong_password" | "wrong_old_password",
   ): Promise<void> {
-    const attempt = auth.begin(req.ctx);
+    // issue 28: the password counts per address and per account (`admin`, the only one).
+    const attempt = auth.begin(req.ctx, ADMIN_USERNAME);
     let good: boolean;
+    const owner = app.addressKey(req.ctx.peer.remoteAddress);
     try {
       const phc = await app.store.query("settings.get", { key: "admin_password_hash" });
       // Always one argon2 check, so a wrong username answers no faster than a wrong password.
       good = phc !== null
-        ? await app.pool.verify(phc, password) && otherwiseOk
-        : await app.pool.verifyDummy(password);
+        ? await app.pool.verify(phc, password, owner) && otherwiseOk
+        : await app.pool.verifyDummy(password, owner);
     } catch (err) {
-      attempt.release(); // a database error checked nothing
+      attempt.release(); // a database error or a full check queue checked nothing
+      if (err instanceof PoolBusyError) throw httpFail("busy", "服务器忙，请稍后重试");
       throw err;
     }
     if (!good) {

@@ -43,6 +43,28 @@ export function settingsHandlers(d: AdminDeps) {
     });
   }
 
+  /**
+   * GET /api/admin/nodes (issue 30): every node's lease in the store, expired ones too, and which
+   * node answers. A single node without a cluster holds no lease: the list is empty.
+   */
+  async function nodes(req: AdminRequest): Promise<void> {
+    const rows = await app.store.query("node.list", {});
+    const now = app.clock();
+    ok(req.ctx, {
+      server_time: now,
+      this_node: app.config.cluster.node_id,
+      nodes: rows.map((n) => ({
+        id: n.node_id,
+        address: n.address,
+        version: n.version,
+        started_at: n.started_at,
+        renewed_at: n.renewed_at,
+        lease_until: n.lease_until,
+        alive: n.lease_until > now,
+      })),
+    });
+  }
+
   /** GET /api/admin/settings: the configuration without secrets (spec 12). */
   function settings(req: AdminRequest): void {
     const c = app.config;
@@ -68,6 +90,11 @@ export function settingsHandlers(d: AdminDeps) {
       sqlite_synchronous: c.sqlite_synchronous,
       metrics: { token_set: c.metrics.token !== "" },
       log: { level: c.log.level },
+      // issue 28: the per-account lock of the admin password, for the console's notice.
+      admin_lockout: {
+        locked_until: app.adminLocks.accountLockedUntil("admin"),
+        last_locked_at: app.adminLocks.lastAccountLock,
+      },
     });
   }
 
@@ -103,5 +130,5 @@ export function settingsHandlers(d: AdminDeps) {
     ok(req.ctx, await app.store.query("admin.registration_settings", {}));
   }
 
-  return { overview, settings, registration, updateRegistration };
+  return { overview, nodes, settings, registration, updateRegistration };
 }

@@ -44,4 +44,9 @@ export interface App {
   /** The live messaging side (push loops, receipts, scheduler); set at startup. */
   messaging: Messaging;
   readonly clock: () => number;
+  /**
+   * The key a client address counts under in per-address rules and lockouts (issue 28): the
+   * address itself for IPv4, its `limits.ipv6_prefix_bits` network for IPv6.
+   */
+  readonly addressKey: (ip: string) => string;
 }

@@ -7,6 +7,8 @@ import {
   sha256Hex,
 } from "../auth/tokens.ts";
 import type { LoginRow } from "../store/queries/endpoints.ts";
+import { PoolBusyError } from "../auth/password_pool.ts";
+import { isValidId } from "../protocol/mod.ts";
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
@@ -55,6 +57,18 @@ export class LoginService {
     const { clientId, username, password } = info;
     // spec 5: ClientID = Username = endpoint id.
     if (clientId !== username || clientId === "") return { ok: false, reason: "bad_credentials" };
+    // issue 28: an id no endpoint can have (spec 6.1: 1-64 characters of a fixed set) is refused
+    // before it keys a lockout map or reaches a log line; it cannot exist, so timing tells nothing.
+    if (!isValidId(clientId)) {
+      this.#app.security.failure(
+        isSessionToken(password) ? "session_token" : "login",
+        "invalid_id",
+        {
+          ip: info.remoteAddress,
+        },
+      );
+      return { ok: false, reason: "bad_credentials" };
+    }
     return isSessionToken(password) ? await this.#byToken(info) : await this.#byPassword(info);
   }
 
@@ -109,7 +123,8 @@ export class LoginService {
     const id = info.clientId;
     // spec 5 锁定: while locked, reject without hashing. The slot is taken before argon2, so
     // concurrent guesses cannot outnumber the failures still allowed (issue 18).
-    const attempt = app.loginLocks.begin(id, info.remoteAddress);
+    const owner = app.addressKey(info.remoteAddress);
+    const attempt = app.loginLocks.begin(id, owner);
     if (attempt === null) return { ok: false, reason: "bad_credentials" };
     const row = await this.#row(id);
     if (row === "error") {
@@ -117,9 +132,19 @@ export class LoginService {
       return { ok: false, reason: "error" };
     }
     // issue 18: an unknown or disabled id costs one argon2 check too, so timing tells nothing.
-    const ok = row !== null && row.enabled === 1
-      ? await app.pool.verify(row.login_hash, info.password)
-      : await app.pool.verifyDummy(info.password);
+    // issue 28: the check waits for the pool only within the queue's bound and the address's
+    // share of it; past them the login is refused at once as busy (CONNACK 0x89).
+    let ok: boolean;
+    try {
+      ok = row !== null && row.enabled === 1
+        ? await app.pool.verify(row.login_hash, info.password, owner)
+        : await app.pool.verifyDummy(info.password, owner);
+    } catch (err) {
+      attempt.release();
+      if (!(err instanceof PoolBusyError)) throw err;
+      app.security.failure("login", "hash_queue_full", { ip: info.remoteAddress });
+      return { ok: false, reason: "busy" };
+    }
     if (!ok || row === null) {
       attempt.fail(row === null ? "unknown_id" : row.enabled !== 1 ? "disabled" : "wrong_password");
       return { ok: false, reason: "bad_credentials" };

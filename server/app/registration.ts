@@ -6,6 +6,7 @@ import { randomId, randomPassword } from "../auth/generate.ts";
 import { type ErrorCode, errorInfo } from "../protocol/mod.ts";
 import { OpError } from "../store/op_error.ts";
 import { validateNewEndpoint } from "./endpoint_rules.ts";
+import { RateLimiter } from "../auth/rate_limit.ts";
 
 /** spec 6.9: the request body is at most 4 KiB. */
 const MAX_BODY = 4096;
@@ -52,9 +53,19 @@ function parseBody(raw: unknown): RegisterBody | string {
  * compare (failures count) -> fields -> hash -> insert. Logs only the result, id and IP.
  */
 export function registrationRoutes(app: App): Route[] {
+  // issue 28: successful registrations per address group, so one holder of the code cannot
+  // create endpoints by the thousand. Bounded: a group's bucket only matters while it is busy.
+  const perMinute = app.config.limits.registrations_per_ip_per_minute;
+  const successes = new RateLimiter({
+    perSecond: perMinute / 60,
+    burst: perMinute,
+    clock: app.clock,
+    maxKeys: 65536,
+  });
   const register = async (ctx: HttpContext): Promise<void> => {
     cors(ctx);
     const ip = ctx.peer.remoteAddress;
+    const key = app.addressKey(ip);
     let raw: Uint8Array;
     try {
       raw = await ctx.body(MAX_BODY);
@@ -71,7 +82,7 @@ export function registrationRoutes(app: App): Route[] {
       return fail(ctx, "busy");
     }
     if (enabled !== "true") return fail(ctx, "registration_closed");
-    const attempt = app.registrationLocks.begin(ip);
+    const attempt = app.registrationLocks.begin(key);
     if (attempt === null) return fail(ctx, "rate_limited");
     let json: unknown;
     try {
@@ -97,6 +108,11 @@ export function registrationRoutes(app: App): Route[] {
       talkPassword: body.talk_password,
     });
     if (problem) return fail(ctx, "bad_request", problem);
+    if (!successes.hasToken(key)) {
+      app.log.info("registration refused", { result: "rate_limited", ip });
+      ctx.res.setHeader("Retry-After", String(successes.retryAfterSeconds(key)));
+      return fail(ctx, "rate_limited", "同一地址注册过于频繁，请稍后再试");
+    }
     const id = body.id || randomId("e", 8);
     const generated = body.login_password === "" ? randomPassword(GENERATED_PASSWORD_LENGTH) : null;
     try {
@@ -119,6 +135,7 @@ export function registrationRoutes(app: App): Route[] {
       app.log.error("registration failed", { endpoint: id, ip, error: (err as Error).message });
       return fail(ctx, "busy");
     }
+    successes.take(key);
     app.log.info("registration", { result: "ok", endpoint: id, ip });
     ctx.json(200, { ok: true, data: generated ? { id, login_password: generated } : { id } });
   };

@@ -4,6 +4,7 @@ import type { Store } from "../store/store.ts";
 import { openStore, type OpenStoreOptions, StoreOpenError } from "../store/store_factory.ts";
 import { DataDirLockedError, lockDataDir } from "../store/data_lock.ts";
 import { type Listeners, startListeners } from "../net/listener.ts";
+import { addressGroup } from "../net/ip.ts";
 import { healthRoutes } from "../http/health.ts";
 import { createRouter, type Route } from "../http/router.ts";
 import { staticHandler } from "../http/static.ts";
@@ -140,7 +141,10 @@ async function startLocked(
       endpoints: recovered.endpoints,
     });
 
-    const pool = opts.pool ?? new PasswordPool();
+    const pool = opts.pool ?? new PasswordPool({
+      maxQueued: config.limits.max_hash_queue,
+      maxQueuedPerOwner: config.limits.max_hash_queue_per_ip,
+    });
     await pool.dummyHash(); // made before serving, so no probe pays for it (issue 18)
     const events = new SecurityLog(log);
     const app: App = {
@@ -151,7 +155,7 @@ async function startLocked(
       loginLocks: new LoginLockouts({ clock, events }),
       talkLocks: new TalkLockouts({ clock, events }),
       registrationLocks: new IpLockouts({ clock, events, kind: "registration" }),
-      adminLocks: new IpLockouts({ clock, events, kind: "admin" }),
+      adminLocks: new IpLockouts({ clock, events, kind: "admin", accountRule: true }),
       security: events,
       rate: new RateLimiter({ perSecond: config.limits.requests_per_second, clock }),
       conns: new ConnectionTable(),
@@ -159,6 +163,7 @@ async function startLocked(
       messaging: null as unknown as Messaging,
       presence: null as unknown as PresenceView,
       clock,
+      addressKey: (ip) => addressGroup(ip, config.limits.ipv6_prefix_bits),
     };
     const handlers: HandlerTable = {
       ...sessionHandlers,

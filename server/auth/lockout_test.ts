@@ -307,6 +307,22 @@ Deno.test("IP lockouts count each IP on its own", () => {
   assert.equal(l.lockedUntil("203.0.113.9"), clock.now + 5 * MINUTE);
 });
 
+Deno.test("the admin account rule locks after 50 failures from 50 addresses, for an hour, and only attempts that name the account (issue 28)", () => {
+  const clock = new FakeClock();
+  const l = new IpLockouts({ clock: clock.read, kind: "admin", accountRule: true });
+  for (let i = 0; i < 49; i++) l.begin(`198.51.100.${i}`, "admin")!.fail("wrong_password");
+  assert.equal(l.accountLockedUntil("admin"), null);
+  l.begin("198.51.100.200", "admin")!.fail("wrong_password");
+  assert.equal(l.accountLockedUntil("admin"), clock.now + 60 * MINUTE);
+  assert.equal(l.lastAccountLock, clock.now);
+  assert.equal(l.begin("192.0.2.1", "admin"), null, "a fresh address is refused for the account");
+  assert.equal(l.lockedUntil("192.0.2.1", "admin"), clock.now + 60 * MINUTE);
+  assert.notEqual(l.begin("192.0.2.1"), null, "an API token check names no account");
+  clock.now += 60 * MINUTE;
+  l.sweep();
+  assert.notEqual(l.begin("192.0.2.1", "admin"), null);
+});
+
 Deno.test("FailureLimiter counts attempts in flight, so no more than the limit can be checked at once", () => {
   const clock = new FakeClock();
   const l = new FailureLimiter({ maxFailures: 3, windowMs: 1000, lockMs: 1000, clock: clock.read });

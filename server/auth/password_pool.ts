@@ -14,6 +14,29 @@ export interface PasswordPoolOptions {
   size?: number;
   /** Cost parameters; defaults to {@linkcode DEFAULT_ARGON2_PARAMS}. Tests may lower them. */
   params?: Argon2Params;
+  /**
+   * Most checks with an owner (an unauthenticated caller's address) that may wait for a slot;
+   * more are refused at once with {@linkcode PoolBusyError} (issue 28). Default: unbounded.
+   */
+  maxQueued?: number;
+  /**
+   * Most checks of one owner that may wait for a slot once the queue is half full; below that an
+   * owner may borrow beyond it. Default: unbounded.
+   */
+  maxQueuedPerOwner?: number;
+}
+
+/**
+ * A password check refused without running because the queue for the pool is full, or the
+ * caller's address already has its share waiting (issue 28). Callers answer `busy`.
+ */
+export class PoolBusyError extends Error {
+  constructor(reason: "queue_full" | "owner_share") {
+    super(
+      `Password check refused: ${reason === "queue_full" ? "queue full" : "address share used"}`,
+    );
+    this.name = "PoolBusyError";
+  }
 }
 
 /** The OWASP minimum the spec requires: m=19 MiB, t=2, p=1 (spec 12). */
@@ -45,7 +68,14 @@ export class PasswordPool {
   #size: number;
   #params: Argon2Params;
   #active = 0;
-  #waiting: Array<() => void> = [];
+  #waiting: Array<{ owner: string; run: () => void }> = [];
+  /** Checks running now per owner ("" for work without one), for the fair pick. */
+  #running = new Map<string, number>();
+  #maxQueued: number;
+  #maxPerOwner: number;
+  /** Checks with an owner waiting now (bounded, issue 28), and how many per owner. */
+  #ownedWaiting = 0;
+  #byOwner = new Map<string, number>();
   #verifications = 0;
   #dummy: Promise<string> | null = null;
 
@@ -59,6 +89,8 @@ export class PasswordPool {
       throw new RangeError("Cannot create password pool: argon2 costs must be positive integers");
     }
     this.#size = size;
+    this.#maxQueued = opts.maxQueued ?? Infinity;
+    this.#maxPerOwner = opts.maxQueuedPerOwner ?? Infinity;
     this.#params = { memoryCost: params.memoryCost, timeCost: params.timeCost };
   }
 
@@ -92,17 +124,46 @@ export class PasswordPool {
   /**
    * Checks `password` against a stored PHC string in constant time. A malformed or
    * unsupported hash yields false instead of throwing.
+   *
+   * With an `owner` (the address group of an unauthenticated caller) the check waits only when
+   * the queue has room and the owner has its share left; otherwise it rejects at once with
+   * {@linkcode PoolBusyError} (issue 28: a flood of guesses must not delay every login).
    */
-  async verify(phc: string, password: string): Promise<boolean> {
+  async verify(phc: string, password: string, owner?: string): Promise<boolean> {
     if (!phc.startsWith("$argon2")) return false;
+    const leave = this.#enterQueue(owner);
     try {
-      return await this.#run(() => {
-        this.#verifications++;
-        return verify(phc, password);
-      });
+      return await this.#run(
+        () => {
+          this.#verifications++;
+          return verify(phc, password);
+        },
+        leave,
+        owner,
+      );
     } catch {
       return false;
     }
+  }
+
+  /** Reserves a place in the bounded queue for `owner`, or throws; returns how to give it back. */
+  #enterQueue(owner: string | undefined): (() => void) | null {
+    if (owner === undefined || this.#active < this.#size) return null;
+    if (this.#ownedWaiting >= this.#maxQueued) throw new PoolBusyError("queue_full");
+    const n = this.#byOwner.get(owner) ?? 0;
+    // An owner past its share may borrow while the queue is less than half full, so one
+    // address's burst of logins is not refused on an idle server; it never gets the last half.
+    if (n >= this.#maxPerOwner && this.#ownedWaiting >= this.#maxQueued / 2) {
+      throw new PoolBusyError("owner_share");
+    }
+    this.#ownedWaiting++;
+    this.#byOwner.set(owner, n + 1);
+    return () => {
+      this.#ownedWaiting--;
+      const left = (this.#byOwner.get(owner) ?? 1) - 1;
+      if (left <= 0) this.#byOwner.delete(owner);
+      else this.#byOwner.set(owner, left);
+    };
   }
 
   /**
@@ -120,8 +181,9 @@ export class PasswordPool {
    * where no real hash exists (unknown or disabled id), so the answer takes as long as a wrong
    * password for a real one.
    */
-  async verifyDummy(password: string): Promise<false> {
-    await this.verify(await this.dummyHash(), password);
+  async verifyDummy(password: string, owner?: string): Promise<false> {
+    const phc = this.#dummy === null ? await this.dummyHash() : await this.#dummy;
+    await this.verify(phc, password, owner);
     return false;
   }
 
@@ -140,27 +202,44 @@ export class PasswordPool {
     }
   }
 
-  async #run<T>(work: () => Promise<T>): Promise<T> {
-    await this.#acquire();
+  async #run<T>(
+    work: () => Promise<T>,
+    leaveQueue: (() => void) | null = null,
+    owner = "",
+  ): Promise<T> {
+    try {
+      await this.#acquire(owner);
+    } finally {
+      leaveQueue?.();
+    }
+    this.#running.set(owner, (this.#running.get(owner) ?? 0) + 1);
     try {
       return await work();
     } finally {
+      // The slot is handed on while this owner still counts as running, so it goes elsewhere.
       this.#release();
+      const left = (this.#running.get(owner) ?? 1) - 1;
+      if (left <= 0) this.#running.delete(owner);
+      else this.#running.set(owner, left);
     }
   }
 
-  #acquire(): Promise<void> {
+  #acquire(owner: string): Promise<void> {
     if (this.#active < this.#size) {
       this.#active++;
       return Promise.resolve();
     }
-    return new Promise((resolve) => this.#waiting.push(resolve));
+    return new Promise((run) => this.#waiting.push({ owner, run }));
   }
 
   #release(): void {
-    const next = this.#waiting.shift();
+    // issue 28: the slot goes to the first waiter whose owner has nothing running, else to the
+    // first waiter; so an address that keeps the pool busy delays another by one check at most.
+    let i = this.#waiting.findIndex((w) => !this.#running.has(w.owner));
+    if (i < 0) i = 0;
+    const next = this.#waiting.splice(i, 1)[0];
     // The slot passes straight to the next waiter, so `active` never dips and rises again.
-    if (next) next();
+    if (next) next.run();
     else this.#active--;
   }
 }

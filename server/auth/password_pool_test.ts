@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { DEFAULT_ARGON2_PARAMS, PasswordPool } from "./password_pool.ts";
+import { DEFAULT_ARGON2_PARAMS, PasswordPool, PoolBusyError } from "./password_pool.ts";
 
 // Cheap costs keep the suite fast; one test below uses the real spec 12 parameters.
 const CHEAP = { memoryCost: 64, timeCost: 1 };
@@ -123,4 +123,31 @@ Deno.test("verifyDummy() runs one real argon2 check with the current parameters 
   assert.equal(await pool.verifyDummy("anything"), false);
   assert.equal(await pool.verifyDummy(""), false);
   assert.equal(pool.verifications - before, 2);
+});
+
+Deno.test("checks with an owner wait only within the queue bound and, once it is half full, the owner's share; the rest are refused at once (issue 28)", async () => {
+  const pool = new PasswordPool({ size: 1, params: CHEAP, maxQueued: 4, maxQueuedPerOwner: 1 });
+  const phc = await pool.hash("pw");
+  const running = pool.verify(phc, "pw", "a"); // takes the only slot
+  // "a" may borrow past its share of 1 while the queue is less than half full (2 of 4).
+  const queued = [pool.verify(phc, "pw", "a"), pool.verify(phc, "pw", "a")];
+  await assert.rejects(pool.verify(phc, "pw", "a"), PoolBusyError);
+  queued.push(pool.verify(phc, "pw", "b"), pool.verify(phc, "pw", "c"));
+  // The queue is full for everyone with an owner.
+  await assert.rejects(pool.verify(phc, "pw", "d"), PoolBusyError);
+  // Work without an owner (an authenticated admin) is never refused.
+  queued.push(pool.verify(phc, "pw"));
+  assert.deepEqual(await Promise.all([running, ...queued]), Array(6).fill(true));
+  // Everything drained: owners may queue again.
+  assert.equal(await pool.verify(phc, "pw", "a"), true);
+});
+
+Deno.test("a free slot goes to an owner with nothing running before a busy owner's next check (issue 28)", async () => {
+  const pool = new PasswordPool({ size: 1, params: CHEAP });
+  const phc = await pool.hash("pw");
+  const order: string[] = [];
+  const run = (owner: string) => pool.verify(phc, "pw", owner).then(() => order.push(owner));
+  const all = [run("flood"), run("flood"), run("flood"), run("other")];
+  await Promise.all(all);
+  assert.deepEqual(order, ["flood", "other", "flood", "flood"]);
 });

@@ -6,6 +6,12 @@ export interface RateLimiterOptions {
   burst?: number;
   /** Milliseconds now; defaults to `Date.now`. */
   clock?: () => number;
+  /**
+   * Most buckets kept (issue 28: a map keyed by client input must be bounded); past it the
+   * least recently used bucket is dropped, which only gives that key a full bucket again.
+   * Default: unbounded, for keys that are existing endpoint ids.
+   */
+  maxKeys?: number;
 }
 
 interface Bucket {
@@ -34,6 +40,7 @@ export class RateLimiter {
   #perSecond: number;
   #burstMilli: number;
   #clock: () => number;
+  #maxKeys: number;
   #buckets = new Map<string, Bucket>();
 
   constructor(opts: RateLimiterOptions) {
@@ -47,6 +54,10 @@ export class RateLimiter {
     this.#perSecond = opts.perSecond;
     this.#burstMilli = burst * MILLI;
     this.#clock = opts.clock ?? Date.now;
+    this.#maxKeys = opts.maxKeys ?? Infinity;
+    if (!(this.#maxKeys >= 1)) {
+      throw new RangeError("Cannot create rate limiter: maxKeys must be at least 1");
+    }
   }
 
   /** Takes one token for `key`; false when the bucket is empty and the request must be refused. */
@@ -54,8 +65,16 @@ export class RateLimiter {
     const now = this.#clock();
     const bucket = this.#buckets.get(key);
     if (!bucket) {
+      if (this.#buckets.size >= this.#maxKeys) {
+        this.#buckets.delete(this.#buckets.keys().next().value!);
+      }
       this.#buckets.set(key, { milli: this.#burstMilli - MILLI, at: now });
       return true;
+    }
+    if (this.#maxKeys !== Infinity) {
+      // Map order is then the order of last use, so the first key is the one to drop.
+      this.#buckets.delete(key);
+      this.#buckets.set(key, bucket);
     }
     // A clock that steps back adds nothing rather than taking tokens away. One ms adds
     // perSecond thousandths of a token.
@@ -65,6 +84,25 @@ export class RateLimiter {
     if (bucket.milli < MILLI) return false;
     bucket.milli -= MILLI;
     return true;
+  }
+
+  /** True when `key` has a token now; takes nothing (for a rate on successes only). */
+  hasToken(key: string): boolean {
+    const bucket = this.#buckets.get(key);
+    if (!bucket) return true;
+    const elapsed = Math.max(0, this.#clock() - bucket.at);
+    return Math.min(this.#burstMilli, bucket.milli + elapsed * this.#perSecond) >= MILLI;
+  }
+
+  /**
+   * Seconds until `key` has a token again (at least 1), for a `Retry-After` header.
+   */
+  retryAfterSeconds(key: string): number {
+    const bucket = this.#buckets.get(key);
+    if (!bucket) return 1;
+    const elapsed = Math.max(0, this.#clock() - bucket.at);
+    const have = Math.min(this.#burstMilli, bucket.milli + elapsed * this.#perSecond);
+    return Math.max(1, Math.ceil((MILLI - have) / this.#perSecond / 1000));
   }
 
   /** Drops the bucket of `key`, for example when the endpoint disconnects. */

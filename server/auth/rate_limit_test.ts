@@ -106,3 +106,18 @@ Deno.test("the rate limiter rejects a rate or burst that cannot work", () => {
   assert.throws(() => new RateLimiter({ perSecond: 10, burst: 0.5 }), RangeError);
   assert.equal(new RateLimiter({ perSecond: 10 }).size, 0);
 });
+
+Deno.test("a bounded RateLimiter drops the least recently used bucket (issue 28)", () => {
+  let now = 0;
+  const l = new RateLimiter({ perSecond: 1, burst: 1, clock: () => now, maxKeys: 2 });
+  assert.equal(l.take("a"), true);
+  assert.equal(l.take("b"), true);
+  assert.equal(l.take("a"), false); // "a" is now the most recently used
+  assert.equal(l.take("c"), true); // drops "b"
+  assert.equal(l.size, 2);
+  assert.equal(l.take("b"), true, "a dropped key starts with a full bucket");
+  assert.equal(l.hasToken("b"), false);
+  assert.equal(l.retryAfterSeconds("b"), 1);
+  now += 1000;
+  assert.equal(l.hasToken("b"), true);
+});

@@ -4,24 +4,44 @@
  * password, token or code (spec 12); metrics carry only the kind, rule and reason, never ids.
  */
 import type { Logger } from "../log/log.ts";
+import { LogThrottle } from "../log/throttle.ts";
 import { countAuthFailure, countLockout } from "../metrics/metrics.ts";
 import type { LockKind, LockoutEvents, LockRule, LockSubject, UnlockReason } from "./lockout.ts";
 
 /** The secrets whose failures are reported: the lockout families plus MQTT session tokens. */
 export type AuthKind = LockKind | "session_token";
 
+/**
+ * Failure lines of one kind and reason written per 10 s before the rest are only counted
+ * (issue 28: a flood of guesses must not write a line per guess).
+ */
+const FAILURE_LINES_PER_WINDOW = 20;
+
 /** Reports security events to the log and `/metrics`. */
 export class SecurityLog implements LockoutEvents {
   readonly #log: Logger;
+  readonly #throttle: LogThrottle;
 
   constructor(log: Logger) {
     this.#log = log;
+    this.#throttle = new LogThrottle(log, { burst: FAILURE_LINES_PER_WINDOW });
   }
 
-  /** One failed or refused secret check; `reason` is a fixed word such as `wrong_password`. */
+  /**
+   * One failed or refused secret check; `reason` is a fixed word such as `wrong_password`. The
+   * metric counts every one; past 20 a kind and reason in 10 s, lines give way to one count.
+   */
   failure(kind: AuthKind, reason: string, who: LockSubject): void {
-    this.#log.info("auth failure", { kind, reason, ...who });
+    this.#throttle.line("info", "auth failure", `${kind}/${reason}`, { kind, reason, ...who }, {
+      kind,
+      reason,
+    });
     countAuthFailure(kind, reason);
+  }
+
+  /** Stops the throttle's timers. */
+  close(): void {
+    this.#throttle.close();
   }
 
   lockStarted(kind: LockKind, rule: LockRule, who: LockSubject, until: number): void {

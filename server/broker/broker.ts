@@ -3,7 +3,9 @@ import type { Duplex } from "node:stream";
 import { Aedes } from "aedes";
 import type { MqttConn } from "../net/types.ts";
 import type { Logger } from "../log/log.ts";
+import { LogThrottle } from "../log/throttle.ts";
 import { wsToStream } from "../net/ws_stream.ts";
+import { connectLength, MAX_CONNECT_BYTES } from "../net/mqtt_head.ts";
 import { encodeDisconnect, setConnackExtras } from "./codec.ts";
 import { type KeepAliveRange, prepareConnect } from "./connect.ts";
 import { Connection, MAX_INFLIGHT } from "./connection.ts";
@@ -87,9 +89,11 @@ class AedesBroker implements Broker {
   #admitted = 0;
   #counts = { tcp: 0, ws: 0 };
   #closing: Promise<void> | null = null;
+  #busyLog: LogThrottle;
 
   constructor(opts: BrokerOptions) {
     this.#log = opts.log;
+    this.#busyLog = new LogThrottle(opts.log);
     this.#hooks = opts.hooks;
     this.#maxClients = opts.maxClients;
     this.#maxPacketSize = opts.maxPacketSize ?? MAX_PACKET_SIZE;
@@ -143,11 +147,13 @@ class AedesBroker implements Broker {
     (stream as any).setNoDelay?.(true);
     patchRead(stream);
     const c = new Connection(stream, conn.transport, conn.remoteAddress, conn.secure);
+    if (conn.loggedIn) c.loggedIn = conn.loggedIn;
     this.#all.add(c);
     stream.once("close", () => this.#onClose(c));
     c.client = this.#aedes.handle(stream);
     this.#byClient.set(c.client, c);
     patchBufferList(c.client._parser._list);
+    this.#capConnect(c, stream);
     // Inbound taps, in arrival order and ahead of aedes: PUBACKs settle our downlinks; granted
     // QoS is at most 1; each PUBLISH notes the SUBSCRIBEs read before it (see `inOrder`).
     c.client._parser.prependListener("packet", (p: Packet) => {
@@ -158,6 +164,39 @@ class AedesBroker implements Broker {
         for (const s of p.subscriptions) if (s.qos > 1) s.qos = 1;
       }
     });
+  }
+
+  /**
+   * issue 28: a CONNECT larger than {@linkcode MAX_CONNECT_BYTES} closes the connection before it
+   * is parsed. A real one (ids of at most 64 characters, a password, no will) is far smaller,
+   * and parsing a 60,000-character id into strings grew the heap by hundreds of MiB under a flood.
+   * The listener already refuses such a CONNECT when its first bytes show it (TCP); this covers
+   * WebSocket and a header that arrives in pieces.
+   */
+  #capConnect(c: Connection, stream: Duplex): void {
+    const parser = c.client._parser;
+    const parse = parser.parse.bind(parser);
+    let head: Uint8Array | null = new Uint8Array(0);
+    parser.parse = (buf: Uint8Array) => {
+      if (head === null) return parse(buf);
+      const joined = new Uint8Array(head.length + Math.min(buf.length, 5));
+      joined.set(head);
+      joined.set(buf.subarray(0, 5), head.length);
+      const length = connectLength(joined);
+      if (length === undefined) {
+        head = joined;
+        return parse(buf);
+      }
+      head = null;
+      if (length === null || length <= MAX_CONNECT_BYTES) return parse(buf);
+      this.#busyLog.line("info", "MQTT connection closed: CONNECT too large", "connect_size", {
+        remote: c.remoteAddress,
+        bytes: length,
+        max_bytes: MAX_CONNECT_BYTES,
+      }, { max_bytes: MAX_CONNECT_BYTES });
+      stream.destroy();
+      return 0;
+    };
   }
 
   publish(connCode: string, payload: Uint8Array, qos: 0 | 1): Promise<PublishOutcome> {
@@ -210,6 +249,7 @@ class AedesBroker implements Broker {
       });
     }
     for (const c of this.#all) c.client.close();
+    this.#busyLog.close();
     await new Promise<void>((resolve) => this.#aedes.close(() => resolve()));
     await Promise.all([...this.#all].map((c) => c.done));
   }
@@ -265,9 +305,13 @@ class AedesBroker implements Broker {
       client.close();
       return cb(new Error("Authentication failed internally"), false);
     }
+    if (!result.ok && result.reason === "busy") {
+      return this.#refuseBusy(c, cb, "password checks queued");
+    }
     if (!result.ok) return cb(connectError("Bad credentials", RC_BAD_CREDENTIALS), false);
     if (this.#full(facts.clientId)) return this.#refuseBusy(c, cb);
     c.admitted = true;
+    c.loggedIn();
     this.#admitted++;
     this.#byCode.set(info.connCode, c);
     cb(null, true);
@@ -278,10 +322,13 @@ class AedesBroker implements Broker {
     return this.#admitted >= this.#maxClients && !this.#current.has(clientId);
   }
 
-  #refuseBusy(c: Connection, cb: Callback): void {
+  #refuseBusy(c: Connection, cb: Callback, why = "max_clients reached"): void {
     // Spec 5: "server busy" 0x89 for MQTT 5, "server unavailable" 3 for 3.1.1.
     setConnackExtras(c.stream, { failureReasonCode: SERVER_BUSY });
-    this.#log.warn("MQTT client refused: server busy", { max_clients: this.#maxClients });
+    this.#busyLog.line("warn", "MQTT client refused: server busy", why, {
+      why,
+      max_clients: this.#maxClients,
+    }, { why });
     cb(connectError("Server busy", RC_SERVER_UNAVAILABLE), false);
   }
 

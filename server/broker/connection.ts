@@ -35,6 +35,8 @@ export class Connection {
   info: ConnectInfo | null = null;
   upTopic = "";
   downTopic = "";
+  /** Tells the listener that this connection logged in (issue 28: the pre-login caps). */
+  loggedIn: () => void = () => {};
   /** Passed authentication; counts against maxClients until closed. */
   admitted = false;
   /** The `connected` hook fired; `disconnected` is owed. */

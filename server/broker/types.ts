@@ -39,7 +39,9 @@ export interface ConnectInfo {
 export type AuthResult =
   | { readonly ok: true }
   | { readonly ok: false; readonly reason: "bad_credentials" }
-  | { readonly ok: false; readonly reason: "error" };
+  | { readonly ok: false; readonly reason: "error" }
+  // issue 28: refused unchecked because the password check queue is full (CONNACK 0x89).
+  | { readonly ok: false; readonly reason: "busy" };
 
 /** How the broker reports to the app layer. aedes never leaks past these. */
 export interface BrokerHooks {

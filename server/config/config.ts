@@ -7,6 +7,7 @@
 import { isIP } from "node:net";
 import { LineCounter, parseDocument } from "yaml";
 import type {
+  ClusterConfig,
   Config,
   LimitsConfig,
   LogLevel,
@@ -73,16 +74,26 @@ export const DEFAULT_CONFIG: Config = deepFreeze({
     max_http_connections: 1000,
     max_connections: 0,
     max_connections_per_ip: 0,
+    ipv6_prefix_bits: 64,
+    max_http_connections_per_ip: 0,
+    max_unauthenticated_per_ip: 0,
+    max_hash_queue: 64,
+    max_hash_queue_per_ip: 8,
+    max_conn_rate: 2000,
+    max_conn_rate_per_ip: 500,
+    registrations_per_ip_per_minute: 10,
   },
   timeouts: {
     first_byte_seconds: 10,
     hello_seconds: 30,
+    auth_seconds: 3,
     shutdown_drain_seconds: 10,
     http_headers_seconds: 10,
     http_body_seconds: 30,
   },
-  writer: { max_batch: 256, max_wait_ms: 2 },
+  writer: { max_batch: 256, max_wait_ms: 0 },
   store: { kind: "sqlite", postgres_url: "" },
+  cluster: { node_id: "", nats_url: "", nats_credentials: "", nats_token: "" },
   session_idle_days: 30,
   record_retention_days: 7,
   idempotency_hours: 24,
@@ -124,6 +135,14 @@ const LIMIT_RULES: { readonly [K in keyof LimitsConfig]: IntRule } = {
   max_http_connections: { min: 1 },
   max_connections: { min: 0 }, // 0 = open-files limit minus headroom (issue 18)
   max_connections_per_ip: { min: 0 }, // 0 = a quarter of max_connections
+  ipv6_prefix_bits: { min: 16, max: 128 },
+  max_http_connections_per_ip: { min: 0 }, // 0 = a tenth of max_http_connections
+  max_unauthenticated_per_ip: { min: 0 }, // 0 = half of max_connections_per_ip
+  max_hash_queue: { min: 1 },
+  max_hash_queue_per_ip: { min: 1 },
+  max_conn_rate: { min: 1 },
+  max_conn_rate_per_ip: { min: 1 },
+  registrations_per_ip_per_minute: { min: 1 },
 };
 
 const WRITER_RULES: { readonly [K in keyof WriterConfig]: IntRule } = {
@@ -200,6 +219,91 @@ function readStore(sec: Section, env: Record<string, string | undefined>): Store
     );
   }
   return { kind, postgres_url: url };
+}
+
+/** The environment variables that replace the `cluster` keys (issue 30). */
+export const CLUSTER_ENV = Object.freeze(
+  {
+    node_id: "NIXMSG_NODE_ID",
+    nats_url: "NIXMSG_NATS_URL",
+    nats_credentials: "NIXMSG_NATS_CREDENTIALS",
+    nats_token: "NIXMSG_NATS_TOKEN",
+  } as const satisfies Record<keyof ClusterConfig, string>,
+);
+
+/** Every environment variable that replaces a configuration value. */
+export const CONFIG_VALUE_ENV: readonly string[] = Object.freeze([
+  POSTGRES_URL_ENV,
+  ...Object.values(CLUSTER_ENV),
+]);
+
+/**
+ * A node id goes into NATS subjects and the nodes table: letters, digits, `_` and `-` only (a
+ * `.` would split a subject token), at most 64.
+ */
+const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+const NATS_PROTOCOLS = ["nats:", "tls:"];
+
+function readCluster(
+  sec: Section,
+  env: Record<string, string | undefined>,
+  store: StoreConfig,
+): ClusterConfig {
+  const d = DEFAULT_CONFIG.cluster;
+  /** The value of `key` and the name issues use for it: the environment wins when set. */
+  const value = (key: keyof ClusterConfig): [string, string] => {
+    const fromEnv = env[CLUSTER_ENV[key]];
+    if (fromEnv !== undefined && fromEnv !== "") {
+      return [fromEnv, `${key} (from ${CLUSTER_ENV[key]})`];
+    }
+    return [sec.str(key, d[key]), key];
+  };
+  const [node_id, idKey] = value("node_id");
+  const [nats_url, urlKey] = value("nats_url");
+  const [nats_credentials] = value("nats_credentials");
+  const [nats_token] = value("nats_token");
+
+  for (const entry of nats_url === "" ? [] : nats_url.split(",")) {
+    const text = entry.trim();
+    let u: URL | null = null;
+    try {
+      u = new URL(text);
+    } catch {
+      // reported below
+    }
+    if (u === null || !NATS_PROTOCOLS.includes(u.protocol) || u.hostname === "") {
+      sec.issue(
+        urlKey,
+        `${
+          redactUrl(text)
+        } is not a NATS server URL: it must be nats://host:port or tls://host:port`,
+      );
+    }
+  }
+  if (node_id !== "" && !NODE_ID.test(node_id)) {
+    sec.issue(
+      idKey,
+      "must be 1 to 64 letters, digits, '_' or '-', starting with a letter or digit",
+    );
+  }
+  if (nats_url !== "") {
+    if (node_id === "") {
+      sec.issue(
+        "node_id",
+        `must be set when cluster.nats_url is set (or set ${CLUSTER_ENV.node_id})`,
+      );
+    }
+    if (store.kind !== "postgres") {
+      sec.issue(
+        urlKey,
+        "needs store.kind postgres: the nodes of a cluster share one PostgreSQL store",
+      );
+    }
+  }
+  if (nats_credentials !== "" && nats_token !== "") {
+    sec.issue("nats_token", "set either cluster.nats_credentials or cluster.nats_token, not both");
+  }
+  return { node_id, nats_url, nats_credentials, nats_token };
 }
 
 /** A checked value, or the reason it was refused. */
@@ -440,6 +544,7 @@ export function validateConfig(
   const trusted_proxies = readTrustedProxies(top.raw("trusted_proxies"), issues);
   const data_dir = top.str("data_dir", d.data_dir);
   if (data_dir === "") top.issue("data_dir", "must not be empty");
+  const store = readStore(sub("store"), env);
 
   const config: Config = {
     ...listeners,
@@ -449,7 +554,8 @@ export function validateConfig(
     limits: readInts(sub("limits"), LIMIT_RULES, d.limits),
     timeouts: readTimeouts(sub("timeouts")),
     writer: readInts(sub("writer"), WRITER_RULES, d.writer),
-    store: readStore(sub("store"), env),
+    store,
+    cluster: readCluster(sub("cluster"), env, store),
     ...readInts(top, TOP_INT_RULES, d),
     sqlite_synchronous: top.choice("sqlite_synchronous", d.sqlite_synchronous, SYNC_VALUES),
     metrics: { token: sub("metrics").str("token", d.metrics.token) },
@@ -527,15 +633,16 @@ export async function loadConfig(
   const { path, explicit } = resolveConfigPath(
     env ?? { NIXMSG_CONFIG: Deno.env.get("NIXMSG_CONFIG") },
   );
-  const storeEnv = {
-    [POSTGRES_URL_ENV]: env === undefined ? Deno.env.get(POSTGRES_URL_ENV) : env[POSTGRES_URL_ENV],
-  };
+  const valueEnv = Object.fromEntries(
+    CONFIG_VALUE_ENV.map((name) => [name, env === undefined ? Deno.env.get(name) : env[name]]),
+  );
   let text: string;
   try {
     text = await Deno.readTextFile(path);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound && !explicit) {
-      const config = storeEnv[POSTGRES_URL_ENV] ? validateConfig(null, storeEnv) : DEFAULT_CONFIG;
+      const fromEnv = CONFIG_VALUE_ENV.some((name) => (valueEnv[name] ?? "") !== "");
+      const config = fromEnv ? validateConfig(null, valueEnv) : DEFAULT_CONFIG;
       return { config, path, found: false };
     }
     const reason = e instanceof Deno.errors.NotFound
@@ -543,5 +650,5 @@ export async function loadConfig(
       : `Cannot read config file ${path}: ${(e as Error).message}`;
     throw new ConfigError([{ path: "", reason }]);
   }
-  return { config: parseConfig(text, storeEnv), path, found: true };
+  return { config: parseConfig(text, valueEnv), path, found: true };
 }

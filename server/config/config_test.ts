@@ -253,13 +253,14 @@ Deno.test("DEFAULT_CONFIG matches spec 11.1 and our documented extra keys", () =
   assert.deepEqual(DEFAULT_CONFIG.timeouts, {
     first_byte_seconds: 10,
     hello_seconds: 30,
+    auth_seconds: 3,
     shutdown_drain_seconds: 10,
     http_headers_seconds: 10,
     http_body_seconds: 30,
   });
   assert.equal(DEFAULT_CONFIG.limits.max_queued_bytes, 8388608);
   assert.equal(DEFAULT_CONFIG.limits.max_http_connections, 1000);
-  assert.deepEqual(DEFAULT_CONFIG.writer, { max_batch: 256, max_wait_ms: 2 });
+  assert.deepEqual(DEFAULT_CONFIG.writer, { max_batch: 256, max_wait_ms: 0 });
   assert.equal(DEFAULT_CONFIG.sqlite_synchronous, "FULL");
 });
 

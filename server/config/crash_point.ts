@@ -7,6 +7,11 @@
 export type CrashPointName =
   /** A `send` committed, its `resp` not yet sent. */
   | "send_committed"
+  /**
+   * A `send` committed together with the push mark of its online receiver (message.submit with
+   * a lent claim), neither its `resp` nor the `msg` sent yet.
+   */
+  | "send_marked"
   /** A push mark committed (delivery.claim), the `msg` not yet published. */
   | "after_mark"
   /** A `msg` published and its PUBACK received, the application `ack` not yet in. */

@@ -31,6 +31,22 @@ export interface LimitsConfig {
   readonly max_connections: number;
   /** Most connections from one client address; 0 means a quarter of max_connections. */
   readonly max_connections_per_ip: number;
+  /** IPv6 addresses count per network of this many bits for every per-address rule (issue 28). */
+  readonly ipv6_prefix_bits: number;
+  /** HTTP connections one address may have in progress; 0 means a tenth of max_http_connections. */
+  readonly max_http_connections_per_ip: number;
+  /** MQTT connections (TCP or WebSocket) one address may hold before login; 0: half the per-IP cap. */
+  readonly max_unauthenticated_per_ip: number;
+  /** Password checks that may wait for the argon2 pool; more are refused at once with busy. */
+  readonly max_hash_queue: number;
+  /** Password checks one address may have waiting for the argon2 pool. */
+  readonly max_hash_queue_per_ip: number;
+  /** New connections per second on each listener, bursts up to twice this (EMQX max_conn_rate). */
+  readonly max_conn_rate: number;
+  /** New connections per second from one address, bursts up to twice this. */
+  readonly max_conn_rate_per_ip: number;
+  /** Successful self-registrations per minute from one address (spec 6.9), bursts up to this. */
+  readonly registrations_per_ip_per_minute: number;
 }
 
 export interface TimeoutsConfig {
@@ -38,6 +54,8 @@ export interface TimeoutsConfig {
   readonly first_byte_seconds: number;
   /** Disconnect a client that has not completed `hello` within this many seconds (spec 6.1). */
   readonly hello_seconds: number;
+  /** Close an MQTT connection that has not logged in (CONNACK) within this many seconds. */
+  readonly auth_seconds: number;
   /** How long shutdown waits for the write queue to drain (spec 7.8). */
   readonly shutdown_drain_seconds: number;
   /** An HTTP request's headers must arrive within this long (from connect or the last response). */
@@ -49,7 +67,7 @@ export interface TimeoutsConfig {
 export interface WriterConfig {
   /** Most ops merged into one transaction (spec 7.2). */
   readonly max_batch: number;
-  /** Longest wait, in ms, to fill a batch (spec 7.2). */
+  /** Extra wait, in ms, for an idle writer to fill a batch; 0 commits at once (group commit). */
   readonly max_wait_ms: number;
 }
 
@@ -61,6 +79,22 @@ export interface StoreConfig {
 }
 
 export type StoreKindConfig = "sqlite" | "postgres";
+
+/**
+ * Several nodes behind one address (issue 30): each node's id, and the NATS server that routes
+ * between them. Empty `nats_url`: a single node, as before. Each key can come from the
+ * environment (NIXMSG_NODE_ID, NIXMSG_NATS_URL, NIXMSG_NATS_CREDENTIALS, NIXMSG_NATS_TOKEN).
+ */
+export interface ClusterConfig {
+  /** This node's id, unique in the cluster; required with `nats_url`. */
+  readonly node_id: string;
+  /** `nats://` or `tls://` URLs, comma-separated; empty means no cluster. Never logged as is. */
+  readonly nats_url: string;
+  /** Path of a NATS `.creds` file (JWT and NKey seed); exclusive with `nats_token`. */
+  readonly nats_credentials: string;
+  /** A NATS token; exclusive with `nats_credentials`. A secret: never logged or printed. */
+  readonly nats_token: string;
+}
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 export type SqliteSynchronous = "FULL" | "NORMAL";
@@ -75,6 +109,7 @@ export interface Config {
   readonly timeouts: TimeoutsConfig;
   readonly writer: WriterConfig;
   readonly store: StoreConfig;
+  readonly cluster: ClusterConfig;
   readonly session_idle_days: number;
   readonly record_retention_days: number;
   readonly idempotency_hours: number;

@@ -30,6 +30,8 @@ export function sendJson(res: ServerResponse, status: number, value: unknown): v
   res.setHeader("Content-Type", "application/json; charset=utf-8");
   res.setHeader("Content-Length", body.byteLength);
   res.setHeader("Cache-Control", "no-store");
+  // issue 28: every 429 says when to come back; a handler that knows better sets it first.
+  if (status === 429 && !res.hasHeader("Retry-After")) res.setHeader("Retry-After", "1");
   res.end(body);
 }
 

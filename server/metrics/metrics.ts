@@ -82,7 +82,13 @@ export type ClosedConnectionReason =
   | "http_deadline"
   | "http_cap"
   | "total_cap"
-  | "ip_cap";
+  | "ip_cap"
+  | "http_ip_cap"
+  | "unauthenticated_ip_cap"
+  | "auth_deadline"
+  | "conn_rate"
+  | "conn_rate_ip"
+  | "connect_size";
 
 /** Counts one connection the listener closed to protect the server (issues 10 and 18). */
 export function countClosedConnection(reason: ClosedConnectionReason): void {
@@ -116,6 +122,25 @@ export function setOpenConnections(n: number): void {
 export function setAcceptImpaired(listener: string, impaired: boolean): void {
   acceptImpaired.set({ listener }, impaired ? 1 : 0);
   if (impaired) acceptOutages.inc({ listener });
+}
+
+const readyGauge = new Gauge({
+  name: "nixmsg_store_ready",
+  help: "1 while the last readiness verdict on the database was ready, else 0",
+  registers: [shared],
+});
+const notReady = new Counter({
+  name: "nixmsg_store_not_ready_total",
+  help: "Times the database became not ready, by reason (commit_failed, probe_failed)",
+  labelNames: ["reason"] as const,
+  registers: [shared],
+});
+readyGauge.set(1);
+
+/** Marks the database ready or not (issue 28); a change to not ready is counted with `reason`. */
+export function setStoreReady(ready: boolean, reason?: "commit_failed" | "probe_failed"): void {
+  readyGauge.set(ready ? 1 : 0);
+  if (!ready && reason !== undefined) notReady.inc({ reason });
 }
 
 /** Records the time from a delivery's due time to its first push, in ms (spec 4.3). */

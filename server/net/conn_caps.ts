@@ -8,6 +8,7 @@
 import type { LimitsConfig } from "../config/types.ts";
 import type { Logger } from "../log/log.ts";
 import { countClosedConnection, setOpenConnections } from "../metrics/metrics.ts";
+import { AddressShare } from "./address_share.ts";
 
 /** The effective caps and what they were derived from. */
 export interface ConnCaps {
@@ -15,6 +16,10 @@ export interface ConnCaps {
   readonly fdLimit: number | null;
   readonly total: number;
   readonly perIp: number;
+  /** HTTP connections one address may have in progress on each listener (issue 28). */
+  readonly httpPerIp: number;
+  /** MQTT connections one address may hold before login (issue 28). */
+  readonly unauthenticatedPerIp: number;
   /** Problems worth a warning at start (caps that leave no headroom, unreachable max_clients). */
   readonly warnings: readonly string[];
 }
@@ -31,13 +36,23 @@ export function headroom(fdLimit: number): number {
  * Resolves `limits.max_connections` and `limits.max_connections_per_ip` (0 = derive them).
  *
  * - total: the open-files limit minus {@linkcode headroom}, at least 16;
- * - per IP: a quarter of the total, so that one address can never take every slot.
+ * - per IP: a quarter of the total, so that one address can never take every slot;
+ * - HTTP per IP: a tenth of `max_http_connections` (issue 28);
+ * - unauthenticated MQTT per IP: half the per-IP cap (issue 28).
  *
  * @example
  * resolveConnCaps(config.limits, 1024); // { total: 921, perIp: 230, ... }
  */
 export function resolveConnCaps(
-  limits: Pick<LimitsConfig, "max_connections" | "max_connections_per_ip" | "max_clients">,
+  limits: Pick<
+    LimitsConfig,
+    | "max_connections"
+    | "max_connections_per_ip"
+    | "max_clients"
+    | "max_http_connections"
+    | "max_http_connections_per_ip"
+    | "max_unauthenticated_per_ip"
+  >,
   fdLimit: number | null,
 ): ConnCaps {
   const warnings: string[] = [];
@@ -59,7 +74,13 @@ export function resolveConnCaps(
         "; raise LimitNOFILE (ulimit -n)",
     );
   }
-  return { fdLimit, total, perIp, warnings };
+  const httpPerIp = limits.max_http_connections_per_ip === 0
+    ? Math.max(1, Math.floor(limits.max_http_connections / 10))
+    : limits.max_http_connections_per_ip;
+  const unauthenticatedPerIp = limits.max_unauthenticated_per_ip === 0
+    ? Math.max(1, Math.floor(perIp / 2))
+    : limits.max_unauthenticated_per_ip;
+  return { fdLimit, total, perIp, httpPerIp, unauthenticatedPerIp, warnings };
 }
 
 /** Repeated refusals are logged at most this often, per reason. */
@@ -69,7 +90,7 @@ const REFUSAL_LOG_MS = 10_000;
 export class ConnLimiter {
   readonly caps: ConnCaps;
   readonly #log: Logger;
-  readonly #byIp = new Map<string, number>();
+  readonly #byIp: AddressShare;
   #open = 0;
   readonly #refusals = {
     total_cap: { count: 0, last: -Infinity },
@@ -79,6 +100,7 @@ export class ConnLimiter {
   constructor(caps: ConnCaps, log: Logger) {
     this.caps = caps;
     this.#log = log;
+    this.#byIp = new AddressShare(caps.perIp);
   }
 
   /** Connections open now. */
@@ -115,20 +137,9 @@ export class ConnLimiter {
    * counted in the total. Returns null (counted and logged) when `ip` is at its cap.
    */
   takeIp(ip: string): (() => void) | null {
-    const n = this.#byIp.get(ip) ?? 0;
-    if (n >= this.caps.perIp) {
-      this.#refuse("ip_cap", ip);
-      return null;
-    }
-    this.#byIp.set(ip, n + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const left = (this.#byIp.get(ip) ?? 1) - 1;
-      if (left <= 0) this.#byIp.delete(ip);
-      else this.#byIp.set(ip, left);
-    };
+    const release = this.#byIp.take(ip);
+    if (release === null) this.#refuse("ip_cap", ip);
+    return release;
   }
 
   #refuse(reason: "total_cap" | "ip_cap", remote: string): void {

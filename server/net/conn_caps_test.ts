@@ -6,10 +6,20 @@ import { withListeners } from "./_listener_harness.ts";
 import { closeOf, connectTcp, fetchHttp, within } from "./_test_util.ts";
 
 Deno.test("resolveConnCaps keeps headroom below the descriptor limit", () => {
-  const d = { max_connections: 0, max_connections_per_ip: 0, max_clients: 2000 };
+  const d = {
+    max_connections: 0,
+    max_connections_per_ip: 0,
+    max_clients: 2000,
+    max_http_connections: 1000,
+    max_http_connections_per_ip: 0,
+    max_unauthenticated_per_ip: 0,
+  };
   const small = resolveConnCaps(d, 1024);
   assert.equal(small.total, 1024 - 102);
   assert.equal(small.perIp, Math.floor(small.total / 4));
+  // issue 28: the pre-login shares are derived too.
+  assert.equal(small.httpPerIp, 100);
+  assert.equal(small.unauthenticatedPerIp, Math.floor(small.perIp / 2));
   assert.match(small.warnings.join("\n"), /max_clients 2000 cannot be reached/);
 
   const big = resolveConnCaps(d, 65536);
@@ -28,7 +38,10 @@ Deno.test("resolveConnCaps keeps headroom below the descriptor limit", () => {
 
 Deno.test("ConnLimiter refuses past each cap and frees slots on release", () => {
   const { log, lines } = memoryLog();
-  const limiter = new ConnLimiter({ fdLimit: null, total: 3, perIp: 2, warnings: [] }, log);
+  const limiter = new ConnLimiter(
+    { fdLimit: null, total: 3, perIp: 2, httpPerIp: 1, unauthenticatedPerIp: 1, warnings: [] },
+    log,
+  );
   const a1 = limiter.openConnection("198.51.100.1")!;
   const a2 = limiter.openConnection("198.51.100.1")!;
   assert.equal(limiter.openConnection("198.51.100.1"), null);
@@ -64,7 +77,10 @@ Deno.test("the listener closes connections past the per-IP cap and serves other 
 
 Deno.test("behind a trusted proxy the per-IP cap applies to the forwarded client", async () => {
   await withListeners(
-    { trusted_proxies: ["127.0.0.1/32"], limits: { max_connections_per_ip: 2 } },
+    {
+      trusted_proxies: ["127.0.0.1/32"],
+      limits: { max_connections_per_ip: 2, max_unauthenticated_per_ip: 10 },
+    },
     async ({ listeners, nextConn }) => {
       const url = `ws://127.0.0.1:${listeners.listen.port}/mqtt`;
       const open = (client: string) => {
@@ -83,6 +99,38 @@ Deno.test("behind a trusted proxy the per-IP cap applies to the forwarded client
       const over = open("203.0.113.9");
       assert.equal(await over.status, 503);
       const another = open("203.0.113.10");
+      assert.equal(await another.status, 101);
+      await nextConn();
+      for (const x of [...a, over, another]) x.ws.terminate();
+    },
+  );
+});
+
+Deno.test("the per-IP cap counts every address of one IPv6 /64 together (issue 28)", async () => {
+  await withListeners(
+    {
+      trusted_proxies: ["127.0.0.1/32"],
+      limits: { max_connections_per_ip: 2, max_unauthenticated_per_ip: 10 },
+    },
+    async ({ listeners, nextConn }) => {
+      const url = `ws://127.0.0.1:${listeners.listen.port}/mqtt`;
+      const open = (client: string) => {
+        const ws = new WebSocket(url, ["mqtt"], { headers: { "X-Forwarded-For": client } });
+        const opened = new Promise<number>((resolve) => {
+          ws.once("open", () => resolve(101));
+          ws.once("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
+          ws.once("error", () => resolve(0));
+        });
+        return { ws, status: within(opened, "the upgrade") };
+      };
+      const a = [open("2001:db8:5:6::1"), open("2001:db8:5:6::2")];
+      assert.deepEqual(await Promise.all(a.map((x) => x.status)), [101, 101]);
+      await nextConn();
+      await nextConn();
+      // A third address of the same /64 is over the cap; one of another /64 is not.
+      const over = open("2001:db8:5:6:ffff::3");
+      assert.equal(await over.status, 503);
+      const another = open("2001:db8:5:7::1");
       assert.equal(await another.status, 101);
       await nextConn();
       for (const x of [...a, over, another]) x.ws.terminate();

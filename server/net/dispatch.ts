@@ -7,9 +7,12 @@ import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { type SecureContext, TLSSocket } from "node:tls";
 import type { Logger } from "../log/log.ts";
+import { countClosedConnection } from "../metrics/metrics.ts";
 import { normalizeIp } from "./ip.ts";
 import { capQueuedBytes, logSlowConsumer } from "./queue_cap.ts";
-import { classifyFirstByte, sniffFirstByte } from "./sniff.ts";
+import { connectTooLarge } from "./mqtt_head.ts";
+import { mayStartProxyHeader, readProxyHeader, startsLikeProxyHeader } from "./proxy_protocol.ts";
+import { classifyFirstByte, HEAD_BYTES, sniffFirstChunk, sniffHead } from "./sniff.ts";
 import type { MqttHandler } from "./types.ts";
 
 /** The TCP facts of a connection handed to the HTTP server, looked up by its request handler. */
@@ -34,6 +37,16 @@ export interface DispatchSettings {
   readonly track: (stream: Duplex) => void;
   /** Most bytes queued for one MQTT connection before it is closed as a slow consumer. */
   readonly maxQueuedBytes: number;
+  /**
+   * True when the TCP peer `ip` is in `trusted_proxies`: only then is a PROXY protocol header
+   * read (issue 30); from any other peer it closes the connection.
+   */
+  readonly isTrustedProxy: (ip: string) => boolean;
+  /**
+   * Takes a per-address slot for the client a PROXY header names, released by the returned
+   * function; null when that client is at its cap (the connection is then dropped).
+   */
+  readonly takeClientSlot: (ip: string) => (() => void) | null;
   readonly log: Logger;
 }
 
@@ -48,18 +61,47 @@ export async function dispatchConnection(raw: Socket, s: DispatchSettings): Prom
   s.track(raw);
   raw.on("error", (err) => s.log.debug("Connection error", { error: err.message }));
   raw.setNoDelay(true);
-  const remoteAddress = raw.remoteAddress === undefined ? "" : normalizeIp(raw.remoteAddress);
-  const drop = (reason: string, extra: Record<string, number> = {}) => {
-    s.log.debug("Connection closed", { reason, remote: remoteAddress, ...extra });
+  const peerAddress = raw.remoteAddress === undefined ? "" : normalizeIp(raw.remoteAddress);
+  let remoteAddress = peerAddress;
+  const drop = (reason: string, extra: Record<string, number> = {}): void => {
+    s.log.debug("Connection closed", {
+      reason,
+      remote: remoteAddress,
+      peer: peerAddress,
+      ...extra,
+    });
     raw.destroy();
   };
 
-  const first = await sniffFirstByte(raw, s.firstByteMs);
-  if (first === null) return drop("no first byte");
+  const chunk = await sniffFirstChunk(raw, s.firstByteMs);
+  if (chunk === null) return drop("no first byte");
+  let head: Uint8Array = Uint8Array.from(chunk.subarray(0, HEAD_BYTES));
+  let first = head[0];
+  let proxySecure = false;
+  if (mayStartProxyHeader(first) && startsLikeProxyHeader(chunk)) {
+    if (!s.isTrustedProxy(peerAddress)) return drop("PROXY header from an untrusted peer");
+    // The header gets the first-byte deadline, and so does the client's first byte after it.
+    const read = await readProxyHeader(raw, s.firstByteMs);
+    if (!read.ok) return drop(`bad PROXY header: ${read.reason}`);
+    if (read.header.client !== null) {
+      remoteAddress = read.header.client;
+      const release = s.takeClientSlot(remoteAddress);
+      if (release === null) return drop("too many connections from this address");
+      raw.once("close", release);
+    }
+    proxySecure = read.header.secure;
+    const after = await sniffHead(raw, s.firstByteMs);
+    if (after === null) return drop("no first byte after the PROXY header");
+    head = after;
+    first = head[0];
+  }
   const kind = classifyFirstByte(first);
   if (kind !== "tls") {
-    if (s.tls !== null && !s.tls.allowPlaintext) return drop("plaintext refused", { first });
-    return handOff(raw, raw, first, { remoteAddress, secure: false }, s, drop);
+    // A proxy that terminated TLS for the client says so in the PROXY header.
+    if (s.tls !== null && !s.tls.allowPlaintext && !proxySecure) {
+      return drop("plaintext refused", { first });
+    }
+    return handOff(raw, raw, head, { remoteAddress, secure: proxySecure }, s, drop);
   }
   if (s.tls === null) return drop("TLS without a certificate");
 
@@ -71,7 +113,7 @@ export async function dispatchConnection(raw: Socket, s: DispatchSettings): Prom
     raw.destroy();
   });
   // The timer also covers a handshake that never completes.
-  const inner = await sniffFirstByte(tls, s.firstByteMs);
+  const inner = await sniffHead(tls, s.firstByteMs);
   if (inner === null) {
     tls.destroy();
     return drop("no first byte after TLS");
@@ -80,7 +122,7 @@ export async function dispatchConnection(raw: Socket, s: DispatchSettings): Prom
     tls.destroy();
     drop(reason, extra);
   };
-  if (classifyFirstByte(inner) === "tls") return closeBoth("TLS inside TLS");
+  if (classifyFirstByte(inner[0]) === "tls") return closeBoth("TLS inside TLS");
   handOff(tls, raw, inner, { remoteAddress, secure: true }, s, closeBoth);
 }
 
@@ -91,11 +133,12 @@ export async function dispatchConnection(raw: Socket, s: DispatchSettings): Prom
 function handOff(
   stream: Socket,
   raw: Socket,
-  first: number,
+  head: Uint8Array,
   facts: ConnFacts,
   s: DispatchSettings,
   drop: (reason: string, extra?: Record<string, number>) => void,
 ): void {
+  const first = head[0];
   const kind = classifyFirstByte(first);
   if (kind === "http") {
     if (!s.admitHttp(stream, facts.remoteAddress)) return drop("too many HTTP connections");
@@ -106,6 +149,11 @@ function handOff(
   }
   if (kind !== "mqtt") return drop("unknown first byte", { first });
   if (s.onMqtt === null) return drop("MQTT on admin_listen");
+  // issue 28: a CONNECT too large for a real login is not even handed to the broker.
+  if (connectTooLarge(head)) {
+    countClosedConnection("connect_size");
+    return drop("CONNECT too large");
+  }
   // issue 10: a client that stops reading may not pin the memory of its queued packets.
   capQueuedBytes(stream, {
     maxBytes: s.maxQueuedBytes,

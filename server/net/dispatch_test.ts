@@ -3,8 +3,10 @@ import { Buffer } from "node:buffer";
 import { createServer as createHttpServer } from "node:http";
 import { type AddressInfo, createServer } from "node:net";
 import type { Duplex } from "node:stream";
+import { connect as tlsConnect, createSecureContext } from "node:tls";
 import { type ConnFacts, dispatchConnection, type DispatchSettings } from "./dispatch.ts";
-import { closeOf, connectTcp, memoryLog } from "./_test_util.ts";
+import { PROXY_V2_SIGNATURE } from "./proxy_protocol.ts";
+import { closeOf, connectTcp, HAS_OPENSSL, makeCert, memoryLog } from "./_test_util.ts";
 import type { MqttConn } from "./types.ts";
 
 interface Harness {
@@ -39,6 +41,8 @@ async function withDispatch(
       s.once("close", () => open.delete(s));
     },
     maxQueuedBytes: 8 << 20,
+    isTrustedProxy: () => false,
+    takeClientSlot: () => () => {},
     log: memoryLog().log,
     ...overrides,
   };
@@ -131,5 +135,144 @@ Deno.test("a TLS ClientHello is closed when no certificate is configured", async
     client.write(Buffer.from([0x16, 0x03, 0x01, 0x00, 0x05]));
     assert.equal((await gone).length, 0);
     assert.equal(conns.length, 0);
+  });
+});
+
+/** `PROXY TCP4` v2 header naming 192.0.2.7:51000 -> 127.0.0.1:1883. */
+const PROXY_V2_192_0_2_7 = Buffer.concat([
+  Buffer.from(PROXY_V2_SIGNATURE),
+  Buffer.from([0x21, 0x11, 0x00, 0x0c, 192, 0, 2, 7, 127, 0, 0, 1, 0xc7, 0x38, 0x07, 0x5b]),
+]);
+
+const trustLoopback = { isTrustedProxy: (ip: string) => ip === "127.0.0.1" };
+
+Deno.test("a trusted proxy's PROXY v2 header names the MQTT client; the rest is intact", async () => {
+  const slots: string[] = [];
+  const takeClientSlot = (ip: string) => {
+    slots.push(ip);
+    return () => {};
+  };
+  await withDispatch({ ...trustLoopback, takeClientSlot }, async ({ port, firstConn }) => {
+    const client = await connectTcp(port);
+    // The header and the first MQTT bytes in separate writes, then in one.
+    client.write(PROXY_V2_192_0_2_7.subarray(0, 7));
+    client.write(PROXY_V2_192_0_2_7.subarray(7));
+    client.write(Buffer.from([0x10, 0x0c, 0x00]));
+    const conn = await firstConn;
+    assert.equal(conn.remoteAddress, "192.0.2.7");
+    assert.deepEqual(slots, ["192.0.2.7"]);
+    if (conn.transport !== "tcp") return;
+    assert.deepEqual(await readBytes(conn.stream, 3), [0x10, 0x0c, 0x00]);
+    client.destroy();
+  });
+});
+
+Deno.test("a trusted proxy's PROXY v1 line names the HTTP client", async () => {
+  const facts = new WeakMap<Duplex, ConnFacts>();
+  const seen: string[] = [];
+  const http = createHttpServer((req, res) => {
+    seen.push(facts.get(req.socket)?.remoteAddress ?? "none");
+    res.end("hello");
+  });
+  await withDispatch({ ...trustLoopback, facts, http }, async ({ port }) => {
+    const client = await connectTcp(port);
+    const reply = closeOf(client);
+    client.write(
+      "PROXY TCP4 198.51.100.9 127.0.0.1 40000 80\r\n" +
+        "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    );
+    assert.match((await reply).toString(), /^HTTP\/1\.1 200 /);
+    assert.deepEqual(seen, ["198.51.100.9"]);
+  });
+});
+
+Deno.test("a PROXY header from a peer outside trusted_proxies is closed", async () => {
+  await withDispatch({}, async ({ port, conns }) => {
+    for (const header of [PROXY_V2_192_0_2_7, Buffer.from("PROXY TCP4 1.2.3.4 1.2.3.5 1 2\r\n")]) {
+      const client = await connectTcp(port);
+      const gone = closeOf(client);
+      client.write(Buffer.concat([header, Buffer.from([0x10, 0x0c, 0x00])]));
+      assert.equal((await gone).length, 0);
+    }
+    assert.equal(conns.length, 0);
+  });
+});
+
+Deno.test("a trusted proxy's slow, malformed or over-cap PROXY header closes the connection", async () => {
+  await withDispatch(
+    { ...trustLoopback, firstByteMs: 150, takeClientSlot: () => null },
+    async ({ port, conns }) => {
+      const started = Date.now();
+      const slow = await connectTcp(port);
+      const slowGone = closeOf(slow);
+      slow.write(PROXY_V2_192_0_2_7.subarray(0, 10));
+      await slowGone;
+      assert.ok(Date.now() - started >= 140, "closed before the deadline");
+
+      const bad = await connectTcp(port);
+      const badGone = closeOf(bad);
+      const wrongCommand = Buffer.from(PROXY_V2_192_0_2_7);
+      wrongCommand[12] = 0x23;
+      bad.write(wrongCommand);
+      assert.equal((await badGone).length, 0);
+
+      const capped = await connectTcp(port);
+      const cappedGone = closeOf(capped);
+      capped.write(Buffer.concat([PROXY_V2_192_0_2_7, Buffer.from([0x10, 0x0c, 0x00])]));
+      assert.equal((await cappedGone).length, 0);
+      assert.equal(conns.length, 0);
+    },
+  );
+});
+
+Deno.test({
+  name: "TLS after a trusted proxy's PROXY header is unwrapped and keeps the client's address",
+  ignore: !HAS_OPENSSL,
+  fn: async () => {
+    const dir = await Deno.makeTempDir();
+    try {
+      const cert = await makeCert(dir, "proxy-tls");
+      const context = createSecureContext({
+        cert: await Deno.readTextFile(cert.certFile),
+        key: await Deno.readTextFile(cert.keyFile),
+      });
+      const tls = { context: () => context, allowPlaintext: false };
+      await withDispatch({ ...trustLoopback, tls }, async ({ port, firstConn }) => {
+        const raw = await connectTcp(port);
+        raw.write(PROXY_V2_192_0_2_7);
+        const secure = tlsConnect({ socket: raw, rejectUnauthorized: false });
+        secure.on("error", () => {});
+        await new Promise<void>((resolve) => secure.once("secureConnect", () => resolve()));
+        secure.write(Buffer.from([0x10, 0x0c, 0x00]));
+        const conn = await firstConn;
+        assert.equal(conn.remoteAddress, "192.0.2.7");
+        assert.equal(conn.secure, true);
+        secure.destroy();
+      });
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test("a PROXY header's SSL TLV admits plaintext where TLS is required; without it, not", async () => {
+  const tls = { context: () => createSecureContext({}), allowPlaintext: false };
+  const withSsl = Buffer.from(PROXY_V2_192_0_2_7);
+  // Length 12 + 8, then PP2_TYPE_SSL: client bit set, verify 0.
+  withSsl[15] = 20;
+  const sslHeader = Buffer.concat([withSsl, Buffer.from([0x20, 0x00, 0x05, 0x01, 0, 0, 0, 0])]);
+  await withDispatch({ ...trustLoopback, tls }, async ({ port, firstConn, conns }) => {
+    const plain = await connectTcp(port);
+    const gone = closeOf(plain);
+    plain.write(Buffer.concat([PROXY_V2_192_0_2_7, Buffer.from([0x10, 0x0c, 0x00])]));
+    assert.equal((await gone).length, 0, "plaintext without the TLV is refused");
+    assert.equal(conns.length, 0);
+
+    const client = await connectTcp(port);
+    client.write(Buffer.concat([sslHeader, Buffer.from([0x10, 0x0c, 0x00])]));
+    const conn = await firstConn;
+    assert.equal(conn.remoteAddress, "192.0.2.7");
+    assert.equal(conn.secure, true);
+    client.destroy();
   });
 });

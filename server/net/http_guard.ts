@@ -6,19 +6,28 @@
  * connection becoming idle (handed over, or its last pending response finished: keep-alive), and
  * its body within `bodyMs` of the headers. Deno's node:http ignores `headersTimeout` and
  * `requestTimeout` (checked with Deno 2.9), so the deadlines are kept here. At most
- * `maxConnections` connections may speak HTTP on one listener at a time; a WebSocket upgrade
- * leaves that count.
+ * `maxConnections` connections may speak HTTP on one listener at a time, and at most
+ * `maxPerAddress` of them from one address group (issue 28: one address holding partial requests
+ * must not shut every other client out); a WebSocket upgrade leaves both counts.
  */
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { Logger } from "../log/log.ts";
+import { LogThrottle } from "../log/throttle.ts";
 import { countClosedConnection } from "../metrics/metrics.ts";
+import { AddressShare } from "./address_share.ts";
 
 /** Options of {@linkcode HttpGuard}. */
 export interface HttpGuardOptions {
   readonly headersMs: number;
   readonly bodyMs: number;
   readonly maxConnections: number;
+  /** Most HTTP connections of one address group (issue 28). */
+  readonly maxPerAddress: number;
+  /** The group an address counts in (IPv6 by prefix). */
+  readonly group: (ip: string) => string;
+  /** True for a TCP peer that carries many clients (a trusted proxy): no per-address share. */
+  readonly exempt: (ip: string) => boolean;
   readonly log: Logger;
 }
 
@@ -27,6 +36,8 @@ interface ConnState {
   remote: string;
   /** Requests whose response has not finished yet: more than one when the peer pipelines. */
   active: number;
+  /** Gives back the per-address share. */
+  releaseShare: () => void;
 }
 
 /**
@@ -35,18 +46,17 @@ interface ConnState {
  */
 type Phase = "headers" | "body" | "idle";
 
-/** Repeated refusals are logged at most this often. */
-const REFUSAL_LOG_MS = 10_000;
-
 /** Watches the connections of one node:http server. */
 export class HttpGuard {
   readonly #o: HttpGuardOptions;
   readonly #conns = new Map<Socket, ConnState>();
-  #refused = 0;
-  #lastRefusalLog = -Infinity;
+  readonly #share: AddressShare;
+  readonly #throttle: LogThrottle;
 
   constructor(http: HttpServer, o: HttpGuardOptions) {
     this.#o = o;
+    this.#share = new AddressShare(o.maxPerAddress);
+    this.#throttle = new LogThrottle(o.log);
     // Before the router: the headers are in, so the body deadline starts now.
     http.prependListener("request", (req, res) => this.#onRequest(req, res));
     http.prependListener("upgrade", (req) => this.#release(req.socket));
@@ -59,25 +69,37 @@ export class HttpGuard {
 
   /**
    * Registers a connection about to be handed to HTTP. Returns false when the listener already
-   * has `maxConnections` of them; the caller then closes it at once.
+   * has `maxConnections` of them, or its address group its share; the caller then closes it.
    */
   admit(socket: Socket, remote: string): boolean {
-    if (this.#conns.size >= this.#o.maxConnections) {
-      countClosedConnection("http_cap");
-      this.#refused++;
-      const now = Date.now();
-      if (now - this.#lastRefusalLog >= REFUSAL_LOG_MS) {
-        this.#lastRefusalLog = now;
-        this.#o.log.warn("HTTP connection refused: too many open", {
-          max_http_connections: this.#o.maxConnections,
-          refused: this.#refused,
-          remote,
-        });
-        this.#refused = 0;
-      }
+    // The share first: an address at its share must not count toward the listener's refusals.
+    const releaseShare = this.#o.exempt(remote)
+      ? () => {}
+      : this.#share.take(this.#o.group(remote));
+    if (releaseShare === null) {
+      countClosedConnection("http_ip_cap");
+      this.#throttle.line(
+        "warn",
+        "HTTP connection refused: too many from one address",
+        "http_ip_cap",
+        { max_http_connections_per_ip: this.#o.maxPerAddress, remote },
+        { max_http_connections_per_ip: this.#o.maxPerAddress },
+      );
       return false;
     }
-    const state: ConnState = { timer: undefined, remote, active: 0 };
+    if (this.#conns.size >= this.#o.maxConnections) {
+      releaseShare();
+      countClosedConnection("http_cap");
+      this.#throttle.line(
+        "warn",
+        "HTTP connection refused: too many open",
+        "http_cap",
+        { max_http_connections: this.#o.maxConnections, remote },
+        { max_http_connections: this.#o.maxConnections },
+      );
+      return false;
+    }
+    const state: ConnState = { timer: undefined, remote, active: 0, releaseShare };
     this.#conns.set(socket, state);
     socket.once("close", () => this.#release(socket));
     this.#arm(socket, state, "headers", this.#o.headersMs);
@@ -138,6 +160,7 @@ export class HttpGuard {
     const state = this.#conns.get(socket);
     if (state === undefined) return;
     clearTimeout(state.timer);
+    state.releaseShare();
     this.#conns.delete(socket);
   }
 
@@ -145,6 +168,7 @@ export class HttpGuard {
   close(): void {
     for (const state of this.#conns.values()) clearTimeout(state.timer);
     this.#conns.clear();
+    this.#throttle.close();
   }
 }
 

@@ -106,3 +106,22 @@ export function rangeContains(range: IpRange, ip: IpAddress): boolean {
   const width = ip.family === 4 ? 32 : 128;
   return ip.value >> BigInt(width - range.bits) === range.base;
 }
+
+/**
+ * The key under which per-address caps, rates and lockouts count `text` (issue 28): an IPv4
+ * address stands for itself; an IPv6 address counts with every other address of its
+ * `/v6PrefixBits` network (default /64, what one subscriber usually gets), written as that
+ * network, e.g. `2001:db8:1:2::/64`. Text that is not an address is returned unchanged.
+ *
+ * @example
+ * addressGroup("2001:db8:1:2::7", 64); // "2001:db8:1:2::/64"
+ * addressGroup("::ffff:10.0.0.1", 64); // "10.0.0.1"
+ */
+export function addressGroup(text: string, v6PrefixBits = 64): string {
+  const ip = parseIp(text);
+  if (ip === null) return text;
+  if (ip.family === 4 || v6PrefixBits >= 128) return formatIp(ip);
+  const drop = BigInt(128 - v6PrefixBits);
+  const value = (ip.value >> drop) << drop;
+  return `${formatIp({ family: 6, value })}/${v6PrefixBits}`;
+}

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { formatIp, normalizeIp, parseIp, parseIpRange, rangeContains } from "./ip.ts";
+import { addressGroup, formatIp, normalizeIp, parseIp, parseIpRange, rangeContains } from "./ip.ts";
 
 function mustParse(text: string) {
   const ip = parseIp(text);
@@ -75,4 +75,13 @@ Deno.test("parseIpRange refuses malformed ranges", () => {
   for (const bad of ["10.0.0.0/33", "::/129", "10.0.0.0/", "10.0.0.0/8/8", "x/8", "10.0.0.0/-1"]) {
     assert.equal(parseIpRange(bad), null, bad);
   }
+});
+
+Deno.test("addressGroup() keeps IPv4 addresses and groups IPv6 ones by prefix", () => {
+  assert.equal(addressGroup("192.0.2.7"), "192.0.2.7");
+  assert.equal(addressGroup("::ffff:192.0.2.7"), "192.0.2.7");
+  assert.equal(addressGroup("2001:db8:1:2:aaaa::7"), "2001:db8:1:2::/64");
+  assert.equal(addressGroup("2001:db8:1:2:aaaa::7", 48), "2001:db8:1::/48");
+  assert.equal(addressGroup("2001:db8:1:2:aaaa::7", 128), "2001:db8:1:2:aaaa::7");
+  assert.equal(addressGroup("not an ip"), "not an ip");
 });

@@ -19,7 +19,11 @@ import { ConnLimiter, resolveConnCaps } from "./conn_caps.ts";
 import { readOpenFilesLimit } from "./open_files_limit.ts";
 import { type ConnFacts, dispatchConnection, type DispatchSettings } from "./dispatch.ts";
 import { HttpGuard } from "./http_guard.ts";
-import { normalizeIp, parseIp } from "./ip.ts";
+import { addressGroup, normalizeIp, parseIp } from "./ip.ts";
+import { PreAuthGate } from "./pre_auth.ts";
+import { RateLimiter } from "../auth/rate_limit.ts";
+import { LogThrottle } from "../log/throttle.ts";
+import { countClosedConnection } from "../metrics/metrics.ts";
 import { CertReloader } from "./tls_context.ts";
 import type { MqttHandler, PeerInfo } from "./types.ts";
 import { createWsUpgrader, type WsUpgrader } from "./ws_upgrade.ts";
@@ -77,6 +81,14 @@ interface Shared {
   readonly ws: WsUpgrader;
   readonly open: Set<Duplex>;
   readonly limiter: ConnLimiter;
+  /** The group an address counts in for every per-address rule (IPv6 by prefix, issue 28). */
+  readonly group: (ip: string) => string;
+  /** New connections per address group (issue 28), shared by the listeners. */
+  readonly connRateIp: RateLimiter;
+  readonly pre: PreAuthGate;
+  /** The broker's handler behind the pre-login gate. */
+  readonly onMqtt: MqttHandler;
+  readonly throttle: LogThrottle;
   /** False once `stopAccepting` ran. */
   readonly accepting: () => boolean;
 }
@@ -105,7 +117,7 @@ function proxiedClientSlot(
   done: { once(event: "close", fn: () => void): unknown },
 ): boolean {
   if (!isProxy(socketIp, sh.trusted) || isProxy(peer.remoteAddress, sh.trusted)) return true;
-  const release = sh.limiter.takeIp(peer.remoteAddress);
+  const release = sh.limiter.takeIp(sh.group(peer.remoteAddress));
   if (release === null) return false;
   done.once("close", release);
   return true;
@@ -139,6 +151,9 @@ async function openEndpoint(
     headersMs,
     bodyMs: config.timeouts.http_body_seconds * 1000,
     maxConnections: config.limits.max_http_connections,
+    maxPerAddress: sh.limiter.caps.httpPerIp,
+    group: sh.group,
+    exempt: (ip) => isProxy(ip, sh.trusted),
     log,
   });
   http.on("request", (req, res) => {
@@ -174,20 +189,48 @@ async function openEndpoint(
       : { context: () => certs.context, allowPlaintext: config.tls.allow_plaintext },
     http,
     admitHttp: (stream, remote) => guard.admit(stream, remote),
-    onMqtt: role === "listen" ? sh.opts.onMqtt : null,
+    onMqtt: role === "listen" ? sh.onMqtt : null,
     facts,
     maxQueuedBytes: config.limits.max_queued_bytes,
+    isTrustedProxy: (ip) => isProxy(ip, sh.trusted),
+    // A client named by a trusted proxy's PROXY header counts against its own per-address cap
+    // (its TCP connection was counted only in the total); a header naming a proxy takes none.
+    takeClientSlot: (ip) => isProxy(ip, sh.trusted) ? () => {} : sh.limiter.takeIp(ip),
     track: (stream) => {
       sh.open.add(stream);
       stream.once("close", () => sh.open.delete(stream));
     },
     log,
   };
+  // issue 28 (EMQX max_conn_rate): new connections per second on this listener.
+  const connRate = new RateLimiter({ perSecond: config.limits.max_conn_rate });
+  const refuseRate = (reason: "conn_rate" | "conn_rate_ip", ip: string) => {
+    countClosedConnection(reason);
+    sh.throttle.line(
+      "warn",
+      reason === "conn_rate"
+        ? "Connection refused: too many new connections on this listener"
+        : "Connection refused: too many new connections from one address",
+      reason,
+      { role, remote: ip },
+      { role },
+    );
+  };
   const onSocket = (socket: Socket) => {
     socket.on("error", () => {});
     const ip = normalizeIp(socket.remoteAddress ?? "");
+    const proxy = isProxy(ip, sh.trusted);
+    // The address's own rate first, so one address's refusals never use up the listener's.
+    if (!proxy && !sh.connRateIp.take(sh.group(ip))) {
+      refuseRate("conn_rate_ip", ip);
+      return void socket.destroy();
+    }
+    if (!connRate.take("")) {
+      refuseRate("conn_rate", ip);
+      return void socket.destroy();
+    }
     // A trusted proxy carries many clients: only the total applies to its connections.
-    const release = sh.limiter.openConnection(isProxy(ip, sh.trusted) ? null : ip);
+    const release = sh.limiter.openConnection(proxy ? null : sh.group(ip));
     if (release === null) return void socket.destroy();
     socket.once("close", release);
     void dispatchConnection(socket, settings);
@@ -246,17 +289,35 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
     open_files_limit: caps.fdLimit,
     max_connections: caps.total,
     max_connections_per_ip: caps.perIp,
+    max_http_connections_per_ip: caps.httpPerIp,
+    max_unauthenticated_per_ip: caps.unauthenticatedPerIp,
   });
   for (const warning of caps.warnings) log.warn(warning);
   let accepting = true;
+  const bits = config.limits.ipv6_prefix_bits;
+  const group = (ip: string) => addressGroup(ip, bits);
+  const pre = new PreAuthGate({
+    perAddress: caps.unauthenticatedPerIp,
+    deadlineMs: config.timeouts.auth_seconds * 1000,
+    group,
+    exempt: (ip) => isProxy(ip, trusted),
+    log,
+  });
+  const onMqtt = pre.wrap(opts.onMqtt);
   const sh: Shared = {
     accepting: () => accepting,
     opts,
     limiter: new ConnLimiter(caps, log),
+    group,
+    // Bounded: an address group's bucket is only worth keeping while it is busy.
+    connRateIp: new RateLimiter({ perSecond: config.limits.max_conn_rate_per_ip, maxKeys: 65536 }),
+    pre,
+    onMqtt,
+    throttle: new LogThrottle(log),
     trusted,
     certs,
     ws: createWsUpgrader({
-      onMqtt: opts.onMqtt,
+      onMqtt,
       log,
       maxQueuedBytes: config.limits.max_queued_bytes,
     }),
@@ -280,6 +341,8 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
     await Promise.all(closing);
     for (const e of endpoints) e.guard.close();
     sh.ws.close();
+    sh.pre.close();
+    sh.throttle.close();
   };
   try {
     endpoints.push(

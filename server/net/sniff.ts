@@ -33,20 +33,29 @@ export function classifyFirstByte(byte: number): FirstByteKind {
  * unread. Resolves null when nothing arrives within `timeoutMs`, or the stream ends, closes or
  * fails first; the caller then closes it. The caller keeps its own "error" listener attached.
  */
-export function sniffFirstByte(stream: Duplex, timeoutMs: number): Promise<number | null> {
+export async function sniffFirstByte(stream: Duplex, timeoutMs: number): Promise<number | null> {
+  const chunk = await sniffFirstChunk(stream, timeoutMs);
+  return chunk === null ? null : chunk[0];
+}
+
+/**
+ * Like {@linkcode sniffFirstByte}, but returns the whole first chunk (never empty), which is left
+ * unread too. A stream paused by an earlier reader (the PROXY header) is resumed to get it.
+ */
+export function sniffFirstChunk(stream: Duplex, timeoutMs: number): Promise<Uint8Array | null> {
   return new Promise((resolve) => {
-    const finish = (byte: number | null) => {
+    const finish = (chunk: Uint8Array | null) => {
       clearTimeout(timer);
       stream.off("data", onData);
       stream.off("end", onGone);
       stream.off("close", onGone);
       stream.off("error", onGone);
-      resolve(byte);
+      resolve(chunk);
     };
     const onData = (chunk: Uint8Array) => {
       stream.pause();
       stream.unshift(chunk);
-      finish(chunk.length > 0 ? chunk[0] : null);
+      finish(chunk.length > 0 ? chunk : null);
     };
     const onGone = () => finish(null);
     const timer = setTimeout(onGone, timeoutMs);
@@ -54,5 +63,18 @@ export function sniffFirstByte(stream: Duplex, timeoutMs: number): Promise<numbe
     stream.once("end", onGone);
     stream.once("close", onGone);
     stream.once("error", onGone);
+    if (stream.isPaused()) stream.resume();
   });
+}
+
+/** Bytes of the first chunk {@linkcode sniffHead} returns: enough for an MQTT fixed header. */
+export const HEAD_BYTES = 5;
+
+/**
+ * Like {@linkcode sniffFirstByte}, but returns the first up to {@linkcode HEAD_BYTES} bytes of
+ * the first chunk (a copy), so an MQTT CONNECT's declared size can be checked (issue 28).
+ */
+export async function sniffHead(stream: Duplex, timeoutMs: number): Promise<Uint8Array | null> {
+  const chunk = await sniffFirstChunk(stream, timeoutMs);
+  return chunk === null ? null : Uint8Array.from(chunk.subarray(0, HEAD_BYTES));
 }

@@ -14,8 +14,14 @@ export interface PeerInfo {
  * (plain TCP or the TLS socket) or an upgraded WebSocket on `/mqtt` whose subprotocol is `mqtt`.
  */
 export type MqttConn =
-  | ({ readonly transport: "tcp"; readonly stream: Duplex } & PeerInfo)
-  | ({ readonly transport: "ws"; readonly ws: WebSocket } & PeerInfo);
+  | ({ readonly transport: "tcp"; readonly stream: Duplex } & PeerInfo & LoginNotice)
+  | ({ readonly transport: "ws"; readonly ws: WebSocket } & PeerInfo & LoginNotice);
+
+/** What the broker tells the listener about a connection's login. */
+export interface LoginNotice {
+  /** Called once the connection has logged in (CONNACK success): it leaves the pre-login caps. */
+  readonly loggedIn?: () => void;
+}
 
 /** Receives MQTT connections from the listener. */
 export type MqttHandler = (conn: MqttConn) => void;

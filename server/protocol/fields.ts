@@ -205,3 +205,33 @@ export type FrameParser<T extends RequestType> = (
   f: Fields,
   limits: ProtocolLimits,
 ) => FrameFields<T>;
+
+/**
+ * The keys an object may carry: `true` for a leaf (or a free-form value such as `meta`), a
+ * nested shape for an object whose keys are checked too.
+ */
+export interface FieldShape {
+  readonly [key: string]: true | FieldShape;
+}
+
+/**
+ * The path of the first key of `value` not in `shape`, at any level (`offline.kep`), or null.
+ * Values that are not objects where `shape` nests are left to the parser to refuse.
+ *
+ * @example
+ * unknownField({ to: { kind: "endpoint", id: "b", extra: 1 } }, { to: { kind: true, id: true } });
+ * // "to.extra"
+ */
+export function unknownField(value: unknown, shape: FieldShape, prefix = ""): string | null {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  for (const [key, child] of Object.entries(value)) {
+    const path = prefix === "" ? key : `${prefix}.${key}`;
+    const rule = Object.hasOwn(shape, key) ? shape[key] : undefined;
+    if (rule === undefined) return path;
+    if (rule !== true) {
+      const inner = unknownField(child, rule, path);
+      if (inner !== null) return inner;
+    }
+  }
+  return null;
+}

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ProtocolError } from "./errors.ts";
-import { Fields, idItem, isValidId, readPaging } from "./fields.ts";
+import { Fields, idItem, isValidId, readPaging, unknownField } from "./fields.ts";
 
 function failure(fn: () => unknown): ProtocolError {
   try {
@@ -82,4 +82,16 @@ Deno.test("paging defaults to an empty cursor and 100 items, at most 200 (spec 6
     limit: 200,
   });
   assert.equal(failure(() => readPaging(new Fields({ limit: 201 }))).code, "bad_request");
+});
+
+Deno.test("unknownField() names the first key outside the shape, at any depth", () => {
+  const shape = { to: { kind: true, id: true }, meta: true } as const;
+  assert.equal(
+    unknownField({ to: { kind: "endpoint", id: "b" }, meta: { x: { y: 1 } } }, shape),
+    null,
+  );
+  assert.equal(unknownField({ to: { kind: "endpoint", extra: 1 } }, shape), "to.extra");
+  assert.equal(unknownField({ tO: {} }, shape), "tO");
+  assert.equal(unknownField({ to: "not an object" }, shape), null, "left to the parser");
+  assert.equal(unknownField({ constructor: 1 }, shape), "constructor");
 });

@@ -15,8 +15,8 @@
 export * from "./errors.ts";
 export type * from "./frames.ts";
 export { isRequestType, parseRequest, type ParseResult, REQUEST_TYPES } from "./parse.ts";
-export { resolveSendAt } from "./parse_send.ts";
-export { ID_PATTERN, isValidId } from "./fields.ts";
+export { resolveSendAt, SEND_FIELDS } from "./parse_send.ts";
+export { ID_PATTERN, isValidId, unknownField } from "./fields.ts";
 export * from "./limits.ts";
 export { base64DecodedLength, decodeBodyData, encodeBodyData } from "./body.ts";
 export { FINGERPRINT_FORMAT, requestFingerprint, sameFingerprint } from "./fingerprint.ts";

@@ -3,7 +3,7 @@ import { base64DecodedLength, decodeBodyData } from "./body.ts";
 import { jsonByteSizeWithin } from "./canonical_json.ts";
 import { ProtocolError } from "./errors.ts";
 import { checkBodySize } from "./local_checks.ts";
-import { badField, Fields, type FrameFields } from "./fields.ts";
+import { badField, Fields, type FieldShape, type FrameFields } from "./fields.ts";
 import type { BodyEnc, JsonObject, SendBody, SendFrame, Target } from "./frames.ts";
 import {
   DEFAULT_BASE64_CONTENT_TYPE,
@@ -14,6 +14,23 @@ import {
   type ProtocolLimits,
 } from "./limits.ts";
 import { utf8Length } from "./text.ts";
+
+/**
+ * Every field {@linkcode parseSend} reads, at every level (`meta` is free-form). The MQTT frame
+ * ignores others, so newer clients keep working; the HTTP send route refuses them (issue 28,
+ * docs/admin-api.md).
+ */
+export const SEND_FIELDS: FieldShape = {
+  id: true,
+  to: { kind: true, id: true },
+  body: { enc: true, data: true, content_type: true },
+  meta: true,
+  send_at_ms: true,
+  delay_ms: true,
+  offline: { keep: true, ttl_seconds: true },
+  receipt: true,
+  talk_password: true,
+};
 
 /**
  * Reads the fields of a `send` request (spec 6.2). Bounds that depend on the clock or on the

@@ -39,6 +39,21 @@ DROP INDEX idx_receipts_outbox;
 CREATE INDEX idx_receipts_outbox ON receipts(sender_id, receipt_id) WHERE acked = 0;
 `;
 
+// Migration 7 (issue 30): node leases. Version 6 is the audit log (issue 32, another branch);
+// the runner needs only increasing versions, so this branch runs without it, and once both are
+// merged a database goes through 6, then 7.
+// A node renews its row while it runs; a row whose `lease_until` has passed is a dead node.
+const SCHEMA_V7_SQL = `
+CREATE TABLE nodes (
+  node_id TEXT PRIMARY KEY,
+  address TEXT NOT NULL,
+  version TEXT NOT NULL,
+  started_at INTEGER NOT NULL,
+  lease_until INTEGER NOT NULL,
+  renewed_at INTEGER NOT NULL
+);
+`;
+
 /** One embedded schema step (spec 7.7: migrations are embedded, ordered SQL). */
 export interface Migration {
   readonly version: number;
@@ -53,6 +68,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 3, name: "finished deliveries by update time", sql: SCHEMA_V3_SQL },
   { version: 4, name: "exact send quota counters", sql: SCHEMA_V4_SQL },
   { version: 5, name: "indexes that hold only the rows their queries read", sql: SCHEMA_V5_SQL },
+  { version: 7, name: "node leases", sql: SCHEMA_V7_SQL },
 ];
 
 /** The schema version this build expects. */

@@ -17,12 +17,14 @@ export interface InitMessage {
   path: string;
   synchronous: Synchronous;
   maxBatch: number;
-  maxWaitMs: number;
   /** Module URL exporting `ops`; the built-in registry when absent. */
   opsModule?: string;
 }
 
-/** Ops sent in one tick of the main thread travel together. */
+/**
+ * One batch: the ops queued on the main thread while the previous message was being committed.
+ * The Worker commits them at once, in transactions of at most `maxBatch`.
+ */
 export interface OpsMessage {
   type: "ops";
   items: WireOp[];

@@ -68,6 +68,60 @@ Deno.test("ops queued together are committed in one transaction", async () => {
   );
 });
 
+Deno.test("an idle writer commits an op at once instead of waiting to fill a batch", async () => {
+  // DESIGN verified item 12: with the default maxWaitMs (0) an op alone costs one commit. A 1 s
+  // linger shows what a fixed wait would cost, and that a full batch never waits for it.
+  const elapsed = async (f: Fixture, keys: string[]) => {
+    const started = performance.now();
+    await Promise.all(keys.map((key) => f.writer.run("test.put", { key })));
+    return performance.now() - started;
+  };
+  {
+    await using f = await fixture();
+    const ms = await elapsed(f, ["alone"]);
+    assert.ok(ms < 1_000, `an op on an idle writer took ${ms.toFixed(1)} ms`);
+    assert.equal(f.writer.commits, 1);
+  }
+  {
+    await using f = await fixture({ maxWaitMs: 1_000 });
+    const ms = await elapsed(f, ["lingered"]);
+    assert.ok(ms >= 990, `a 1 s linger ended after ${ms.toFixed(1)} ms`);
+  }
+  {
+    await using f = await fixture({ maxWaitMs: 60_000, maxBatch: 4 });
+    const ms = await elapsed(f, ["f1", "f2", "f3", "f4"]);
+    assert.ok(ms < 30_000, `a full batch waited ${ms.toFixed(1)} ms`);
+    assert.equal(f.writer.commits, 1);
+  }
+});
+
+Deno.test("ops queued while a commit runs form the next batch, at most maxBatch each", async () => {
+  await using f = await fixture({ maxBatch: 16 });
+  const batches: number[] = [];
+  f.writer.onCommit((info) => batches.push(info.ops));
+  const keys: string[] = [];
+  // Its callback queues a follow-up op the moment the slow batch is answered.
+  let slowDone = false;
+  const slow = f.writer.run("test.slow_put", { key: "slow", ms: 3_000 }).then(() => {
+    slowDone = true;
+    keys.push("follow-up");
+    return f.writer.run("test.put", { key: "follow-up" });
+  });
+  const runs: Promise<unknown>[] = [];
+  // 40 ops, each in its own tick of the main thread, all while the slow commit runs.
+  for (let i = 0; i < 40; i++) {
+    await new Promise<void>((tick) => setTimeout(tick, 0));
+    assert.ok(!slowDone, `the slow commit ended before op ${i} was queued`);
+    keys.push(`during${i}`);
+    runs.push(f.writer.run("test.put", { key: `during${i}` }));
+  }
+  await Promise.all([slow, ...runs]);
+  // Transactions of at most maxBatch; the follow-up joins the ops queued during the commit.
+  assert.deepEqual(batches, [1, 16, 16, 9], `batches ${batches.join(", ")}`);
+  const stored = f.reader.prepare("SELECT count(*) AS n FROM settings").get() as { n: number };
+  assert.equal(stored.n, keys.length + 1, `${keys.length + 1 - stored.n} ops lost`);
+});
+
 Deno.test("a failing op rolls back only itself while its batch mates commit", async () => {
   await using f = await fixture();
   const a = f.writer.run("test.put", { key: "a" });

@@ -1,5 +1,5 @@
-// The writer Worker (DESIGN "The writer"): owns the only write connection and merges queued ops
-// into one transaction of at most maxBatch ops or maxWaitMs (spec 7.2). Started by writer.ts.
+// The writer Worker (DESIGN "The writer"): owns the only write connection and commits each
+// message of ops in transactions of at most maxBatch ops (spec 7.2). Started by writer.ts.
 import type { DatabaseSync } from "node:sqlite";
 import { BatchRunner } from "./batch.ts";
 import { openDb } from "./db.ts";
@@ -25,14 +25,6 @@ const scope = globalThis as unknown as WorkerScope;
 let db: DatabaseSync | undefined;
 let runner: BatchRunner | undefined;
 let maxBatch = 256;
-let maxWaitMs = 2;
-let closing = false;
-
-// The queue: items[head..] are waiting; arrived[i] is when items[i] reached the Worker.
-let items: WireOp[] = [];
-let arrived: number[] = [];
-let head = 0;
-let timer: ReturnType<typeof setTimeout> | undefined;
 
 scope.onmessage = (event) => {
   const msg = event.data;
@@ -43,19 +35,11 @@ scope.onmessage = (event) => {
         (err) => scope.postMessage({ type: "init_error", message: messageOf(err) }),
       );
       break;
-    case "ops": {
-      const t = performance.now();
-      for (const item of msg.items) {
-        items.push(item);
-        arrived.push(t);
-      }
-      pump();
+    case "ops":
+      commit(msg.items);
       break;
-    }
     case "close":
-      // spec 7.8: commit what is queued, without waiting to fill a batch, then stop.
-      closing = true;
-      pump();
+      // spec 7.8: everything sent before `close` is already committed; stop.
       db?.close();
       scope.postMessage({ type: "closed" });
       scope.close();
@@ -77,45 +61,23 @@ async function init(msg: InitMessage): Promise<void> {
     unguarded = mod.unguardedOps ?? new Set();
   }
   maxBatch = msg.maxBatch;
-  maxWaitMs = msg.maxWaitMs;
   db = openDb(msg.path, { synchronous: msg.synchronous });
   runner = new BatchRunner(db, registry, unguarded);
 }
 
-/** Runs every batch that is due: full, older than maxWaitMs, or closing. */
-function pump(): void {
-  if (timer !== undefined) {
-    clearTimeout(timer);
-    timer = undefined;
+/**
+ * Commits the ops of one message at once, in transactions of at most maxBatch, and answers each
+ * transaction as soon as it is committed. Batching is the sender's job (writer.ts): it sends the
+ * next message only when this one is answered, so the ops that arrive during a commit travel, and
+ * commit, together.
+ */
+function commit(items: WireOp[]): void {
+  if (items.length <= maxBatch) {
+    post(runner!.run(items));
+    return;
   }
-  while (queued() > 0) {
-    const due = queued() >= maxBatch || closing ||
-      performance.now() - arrived[head] >= maxWaitMs;
-    if (!due) break;
-    const n = Math.min(maxBatch, queued());
-    const batch = items.slice(head, head + n);
-    head += n;
-    compact();
-    post(runner!.run(batch));
-  }
-  if (queued() > 0) {
-    timer = setTimeout(pump, Math.max(0, arrived[head] + maxWaitMs - performance.now()));
-  }
-}
-
-function queued(): number {
-  return items.length - head;
-}
-
-function compact(): void {
-  if (head === items.length) {
-    items = [];
-    arrived = [];
-    head = 0;
-  } else if (head > 4096) {
-    items = items.slice(head);
-    arrived = arrived.slice(head);
-    head = 0;
+  for (let i = 0; i < items.length; i += maxBatch) {
+    post(runner!.run(items.slice(i, i + maxBatch)));
   }
 }
 

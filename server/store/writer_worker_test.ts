@@ -23,7 +23,7 @@ function startRaw() {
 }
 
 function init(path: string, extra: Partial<InitMessage> = {}): InitMessage {
-  return { type: "init", path, synchronous: "FULL", maxBatch: 256, maxWaitMs: 2, ...extra };
+  return { type: "init", path, synchronous: "FULL", maxBatch: 256, ...extra };
 }
 
 Deno.test("the writer worker answers init with ready, batches with results, close with closed", async () => {
@@ -32,21 +32,24 @@ Deno.test("the writer worker answers init with ready, batches with results, clos
   await migrate(path, { backupDir: join(dir, "backup") });
   const { worker, next, send } = startRaw();
   try {
-    send(init(path, { maxWaitMs: 10_000 }));
+    send(init(path, { maxBatch: 2 }));
     assert.deepEqual(await next(), { type: "ready" });
     send({
       type: "ops",
       items: [
         [1, "settings.set", { key: "a", value: "1" }, 5],
         [2, "settings.delete", { key: "zz" }, 6],
+        [3, "settings.delete", { key: "a" }, 7],
       ],
     });
-    // maxWaitMs is 10 s, so only close() makes this batch commit now (spec 7.8).
     send({ type: "close" });
-    const batch = await next();
-    assert.equal(batch.type, "batch");
-    assert.ok(batch.type === "batch" && batch.ok);
-    assert.deepEqual(batch.results, [[1, true, undefined], [2, true, false]]);
+    // One message, committed at once in transactions of at most maxBatch, each answered alone.
+    const first = await next();
+    assert.ok(first.type === "batch" && first.ok);
+    assert.deepEqual(first.results, [[1, true, undefined], [2, true, false]]);
+    const second = await next();
+    assert.ok(second.type === "batch" && second.ok);
+    assert.deepEqual(second.results, [[3, true, true]]);
     assert.deepEqual(await next(), { type: "closed" });
   } finally {
     worker.terminate();

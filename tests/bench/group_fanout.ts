@@ -52,6 +52,13 @@ const home = await prepareHome(
     log: { level: "info" },
     limits: {
       max_clients: N + 100,
+      // All from 127.0.0.1 (issue 28): the per-address shares and rates at the bench's size.
+      max_unauthenticated_per_ip: 100_000,
+      max_conn_rate_per_ip: 100_000,
+      max_conn_rate: 100_000,
+      max_http_connections_per_ip: 100_000,
+      max_hash_queue: 100_000,
+      max_hash_queue_per_ip: 100_000,
       max_group_members: N + 1,
       requests_per_second: 1_000_000,
       max_pending_per_sender: 0,

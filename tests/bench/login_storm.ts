@@ -124,8 +124,16 @@ async function main(): Promise<void> {
     Deno.exit(1);
   }
   const t = await startTestServer({
-    limits: { max_clients: Math.max(2000, n + 100), requests_per_second: 50 },
-    timeouts: { hello_seconds: 30, first_byte_seconds: 10 },
+    limits: {
+      max_clients: Math.max(2000, n + 100),
+      requests_per_second: 50,
+      // All from 127.0.0.1 (issue 28): the per-address shares and rates at the bench's size.
+      max_unauthenticated_per_ip: n + 100,
+      max_conn_rate_per_ip: 100_000,
+      max_conn_rate: 100_000,
+      max_http_connections_per_ip: 100_000,
+    },
+    timeouts: { hello_seconds: 30, first_byte_seconds: 10, auth_seconds: 30 },
   });
   const worker = new Worker(new URL("./login_storm.ts?worker", import.meta.url), {
     type: "module",

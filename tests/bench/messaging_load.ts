@@ -100,6 +100,13 @@ const homeConfig = {
   sqlite_synchronous: flags.sync,
   limits: {
     max_clients: PAIRS * 2 + 100,
+    // All from 127.0.0.1 (issue 28): the per-address shares and rates at the bench's size.
+    max_unauthenticated_per_ip: 100_000,
+    max_conn_rate_per_ip: 100_000,
+    max_conn_rate: 100_000,
+    max_http_connections_per_ip: 100_000,
+    max_hash_queue: 100_000,
+    max_hash_queue_per_ip: 100_000,
     requests_per_second: 1_000_000,
     max_pending_per_sender: 0,
     max_pending_per_receiver: 0,

@@ -1,7 +1,9 @@
 // Writer benchmark (spec 7.2, DESIGN verified item 7): ops/s through the real Worker writer with
-// synchronous=FULL on a temp file, at batch limits 1, 16 and 256.
+// synchronous=FULL on a temp file, at batch limits 1, 16 and 256; then the latency of one op on an
+// idle writer (issue 33): group commit (maxWaitMs 0) beside a fixed 2 ms wait (maxWaitMs 2, what
+// every batch paid before).
 //
-//   deno run -A tests/bench/writer.ts [seconds-per-run]
+//   deno run -A tests/bench/writer.ts [seconds-per-run] [idle ops]
 //
 // This file is also the ops module loaded into the Worker, so the bench op uses the real schema
 // and the real op path (Worker, SAVEPOINT per op, COMMIT per batch).
@@ -100,8 +102,33 @@ async function runOnce(op: BenchOp, batch: number, seconds: number): Promise<Run
   return { op, batch, ops: done, seconds: elapsed, commits, commitMs };
 }
 
+/** One op at a time, each after a 3 ms pause (an idle writer): the latency of each, in ms. */
+async function idleLatency(maxWaitMs: number, n: number): Promise<number[]> {
+  const dir = await Deno.makeTempDir({ prefix: "nixmsg-bench-" });
+  const path = join(dir, "nixmsg.db");
+  migrate(path, { backupDir: join(dir, "backup") });
+  const writer = await Writer.start<typeof ops>({
+    path,
+    synchronous: "FULL",
+    maxWaitMs,
+    opsModule: import.meta.url,
+  });
+  const body = crypto.getRandomValues(new Uint8Array(1024));
+  const ms: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await writer.run("bench.submit", { id: `m${i}`, from: "alice", to: `e${i % 100}`, body });
+    ms.push(performance.now() - t);
+    await new Promise((r) => setTimeout(r, 3));
+  }
+  await writer.close();
+  await Deno.remove(dir, { recursive: true });
+  return ms;
+}
+
 if (import.meta.main) {
   const seconds = Number(Deno.args[0] ?? 3);
+  const idleOps = Number(Deno.args[1] ?? 500);
   console.log(`Writer benchmark: synchronous=FULL, ${seconds} s per run, ${Deno.build.target}`);
   console.log(
     "| op | max batch | ops | seconds | ops/s | commits | ops/commit | ms/batch | vs 1 |",
@@ -120,4 +147,21 @@ if (import.meta.main) {
       );
     }
   }
+  console.log(`\nOne bench.submit at a time on an idle writer, ${idleOps} ops, load ${loadavg()}`);
+  console.log("| maxWaitMs | p50 ms | p90 ms | p99 ms |");
+  console.log("|---:|---:|---:|---:|");
+  // Interleaved, so that a change in the machine's load hits both.
+  const runs: Record<number, number[]> = { 0: [], 2: [] };
+  for (let round = 0; round < 2; round++) {
+    for (const wait of [0, 2]) runs[wait].push(...await idleLatency(wait, idleOps / 2));
+  }
+  for (const wait of [0, 2]) {
+    const ms = runs[wait].sort((a, b) => a - b);
+    const q = [0.5, 0.9, 0.99].map((p) => ms[Math.min(ms.length - 1, Math.floor(p * ms.length))]);
+    console.log(`| ${wait} | ${q.map((x) => x.toFixed(2)).join(" | ")} |`);
+  }
+}
+
+function loadavg(): string {
+  return Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
 }

@@ -14,6 +14,7 @@ import { crashPoint } from "../../config/crash_point.ts";
 import { decideTalk, isStale } from "../talk.ts";
 import { msgFieldsOfSend } from "../messaging/frames.ts";
 import type { ClaimedDelivery } from "../../store/ops/deliveries.ts";
+import type { ClaimTicket } from "../messaging/push_loop.ts";
 
 /**
  * How a request reaches the writer. The MQTT path passes its connection's pipeline (`write` tells
@@ -57,6 +58,10 @@ export async function sendAs(
     if (!(await app.store.query("message.send_key_exists", { senderId, id: frame.id }))) throw err;
     sendAt = now;
   }
+  // A direct message due now may take its online receiver's claim: the submit then also marks
+  // the delivery as pushed, and the push needs no second writer round trip (issue 33).
+  let ticket: ClaimTicket | null = null;
+  let claimed: readonly ClaimedDelivery[] | null = null;
   const submit = async () => {
     // Without a talk password the op decides alone on the write connection (a grant or no
     // password needed), so the main thread reads nothing for it (issue 19).
@@ -66,6 +71,11 @@ export async function sendAs(
         !(await app.store.query("message.send_key_exists", { senderId, id: frame.id }))
       ? await decideTalk(app, senderId, frame.to.id, frame.talk_password)
       : undefined;
+    // Lent right before the op is queued, so no disconnect op of that connection can be queued
+    // between the two: a mark of a connection gone meanwhile is cleared by its disconnect op.
+    if (ticket === null && frame.to.kind === "endpoint" && sendAt as number <= now) {
+      ticket = app.messaging.lendClaimTo(frame.to.id);
+    }
     return await pipe.write("message.submit", {
       senderId,
       id: frame.id,
@@ -76,23 +86,32 @@ export async function sendAs(
       bodyEnc: frame.body.enc,
       contentType: frame.body.content_type,
       meta,
-      sendAt,
+      sendAt: sendAt as number,
       keep: frame.offline.keep,
       ttlSeconds: frame.offline.ttl_seconds,
       receipt: frame.receipt,
       ...(talk ? { talk } : {}),
+      ...(ticket ? { claim: { connCode: ticket.connCode, limit: ticket.limit } } : {}),
     });
   };
   let r;
   try {
-    r = await submit();
-  } catch (err) {
-    if (!isStale(err)) throw err;
-    r = await submit(); // the target's talk password changed meanwhile: decide once more
-  }
-  crashPoint("send_committed");
-  if (r.state === "dispatched" && !r.duplicate && r.seq !== undefined) {
-    app.messaging.prime(r.seq, msgFieldsOfSend(senderId, frame, meta, r.sendAt));
+    try {
+      r = await submit();
+    } catch (err) {
+      if (!isStale(err)) throw err;
+      r = await submit(); // the target's talk password changed meanwhile: decide once more
+    }
+    crashPoint("send_committed");
+    if (r.claimed !== undefined && r.claimed.length > 0) crashPoint("send_marked");
+    if (r.state === "dispatched" && !r.duplicate && r.seq !== undefined) {
+      app.messaging.prime(r.seq, msgFieldsOfSend(senderId, frame, meta, r.sendAt));
+    }
+    // Committed: whatever happens next, the marked deliveries are pushed (see finally).
+    claimed = r.claimed ?? [];
+  } finally {
+    // After prime: the lent loop builds the frame at once. null: the op failed, nothing marked.
+    (ticket as ClaimTicket | null)?.done(claimed);
   }
   app.messaging.apply({ wake: r.wake, receipts: r.receipts });
   if (r.state === "scheduled") app.messaging.scheduled(r.sendAt);

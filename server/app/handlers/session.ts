@@ -68,7 +68,7 @@ const selfUpdate: Handler<"self.update"> = async ({ app, conn }, frame) => {
  */
 const selfLoginPassword: Handler<"self.login_password"> = async ({ app, conn }, frame) => {
   const id = conn.endpointId;
-  const attempt = app.loginLocks.begin(id, conn.remoteAddress);
+  const attempt = app.loginLocks.begin(id, app.addressKey(conn.remoteAddress));
   if (attempt === null) throw new ProtocolError("rate_limited");
   let ok: boolean;
   try {

@@ -58,6 +58,11 @@ export interface Messaging {
    * there (see {@link ClaimTicket}); null when it cannot.
    */
   lendClaim(connCode: string, from: string, id: string): ClaimTicket | null;
+  /**
+   * The current push loop of `endpointId` lends its claim to a `message.submit` to it, which
+   * then marks the new delivery in its own transaction (issue 33); null when it cannot.
+   */
+  lendClaimTo(endpointId: string): ClaimTicket | null;
   /** A `send` just committed message `seq` as dispatched: cache its frame for the push. */
   prime(seq: number, msg: MsgFrameFields): void;
   /** A sender acked a receipt on connection `connCode` (spec 6.4). */

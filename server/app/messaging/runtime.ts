@@ -136,6 +136,15 @@ export class MessagingRuntime implements Messaging {
     return this.#stopped ? null : this.#push.get(connCode)?.lendClaim(from, id) ?? null;
   }
 
+  /**
+   * Lends the claim of `endpointId`'s current push loop to a `message.submit` to it (issue 33):
+   * the submit then marks the new delivery in its own transaction. Null when the endpoint is
+   * offline, or its loop is busy or full.
+   */
+  lendClaimTo(endpointId: string): ClaimTicket | null {
+    return this.#stopped ? null : this.#pushLoopOf(endpointId)?.lendClaim("", "") ?? null;
+  }
+
   prime(seq: number, msg: MsgFrameFields): void {
     if (!this.#stopped) this.#frames.prime(seq, msg);
   }

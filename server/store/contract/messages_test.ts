@@ -226,3 +226,43 @@ contractTest(
     assert.equal(await messageLine(s, sched.seq!), "completed:recalled");
   },
 );
+
+contractTest(
+  "a submit with a lent claim marks its online receiver's deliveries in the same op",
+  async (s) => {
+    await s.addEndpoint("a");
+    await s.addEndpoint("b");
+    await s.run("context.connected", { endpointId: "b", connCode: "c1" });
+    const pushedTo = async (seq: number | undefined) =>
+      (await s.rows<{ pushed_conn: string | null }>(
+        "SELECT pushed_conn FROM deliveries WHERE seq = ? AND endpoint_id = 'b'",
+        seq,
+      ))[0].pushed_conn;
+    // An older pending delivery, left unclaimed: the claim takes it first, then the new one.
+    const older = await s.run("message.submit", req(), T0);
+    assert.deepEqual(older.wake, ["b"]);
+    assert.equal(older.claimed, undefined, "no claim without a lent ticket");
+    const r = await s.run("message.submit", req({ claim: { connCode: "c1", limit: 8 } }), T0 + 1);
+    assert.equal(r.state, "dispatched");
+    assert.deepEqual(r.claimed?.map((c) => c.seq), [older.seq, r.seq]);
+    assert.deepEqual(r.wake, [], "the lent loop pushes them: no wake");
+    assert.equal(await pushedTo(older.seq), "c1");
+    assert.equal(await pushedTo(r.seq), "c1");
+    // The window's room bounds the claim; what is left stays unmarked for the loop's next claim.
+    const a1 = await s.run("message.submit", req(), T0 + 2);
+    const a2 = await s.run("message.submit", req({ claim: { connCode: "c1", limit: 1 } }), T0 + 3);
+    assert.deepEqual(a2.claimed?.map((c) => c.seq), [a1.seq]);
+    assert.equal(await pushedTo(a2.seq), null);
+    // A scheduled message claims nothing new; a repeat of an id claims what is pending.
+    const later = await s.run(
+      "message.submit",
+      req({ sendAt: T0 + 60_000, claim: { connCode: "c1", limit: 8 } }),
+      T0 + 4,
+    );
+    assert.equal(later.state, "scheduled");
+    assert.deepEqual(later.claimed?.map((c) => c.seq), [a2.seq]);
+    // A refusal is thrown before any write: nothing is claimed (unguarded op, batch.ts).
+    const refused = req({ toId: "nobody", claim: { connCode: "c1", limit: 8 } });
+    assert.equal(await s.codeOf("message.submit", refused, T0 + 5), "invalid_target");
+  },
+);

@@ -11,6 +11,11 @@ const SQL_PROBE = `INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?
 export interface ProbeArgs {
   /** A fresh value, so the reader can tell this write from an older one. */
   token: string;
+  /**
+   * Bytes of padding written after the token (`token:xxxx…`), so the write needs as much new
+   * space as a real batch would (issue 28: a one-row UPSERT still fit on a full disk).
+   */
+  padBytes?: number;
 }
 
 /**
@@ -18,7 +23,8 @@ export interface ProbeArgs {
  * write cannot commit (full disk, I/O error, corrupt file). Rewrites a single settings row.
  */
 export function probe(db: DatabaseSync, args: ProbeArgs, now: number): void {
-  prepareCached(db, SQL_PROBE).run(HEALTH_PROBE_KEY, args.token, now);
+  const value = args.padBytes ? `${args.token}:${"x".repeat(args.padBytes)}` : args.token;
+  prepareCached(db, SQL_PROBE).run(HEALTH_PROBE_KEY, value, now);
 }
 
 /** The health ops, merged into the writer's registry in `mod.ts`. */

@@ -3,6 +3,7 @@ import { prepareCached } from "../db.ts";
 import { OpError } from "../op_error.ts";
 import { opsContext } from "./context.ts";
 import { checkTalk, type TalkVerdict, writeReplyGrant } from "./talk.ts";
+import { claimDeliveries, type ClaimedDelivery } from "./deliveries.ts";
 import {
   completeEarly,
   countDeliveries,
@@ -78,6 +79,12 @@ export interface SubmitArgs {
    * Without `expectedVersion` a failure is never called stale (no password was verified).
    */
   talk?: { verdict: TalkVerdict; expectedVersion?: number };
+  /**
+   * A direct message only: also claim for this connection of the target, in the same
+   * transaction, what its push window takes (`delivery.claim`), so that an online receiver gets
+   * the message without a second writer round trip (issue 33).
+   */
+  claim?: { connCode: string; limit: number };
 }
 
 /** Result of `message.submit`. */
@@ -91,6 +98,11 @@ export interface SubmitResult {
   wake: string[];
   /** Receipts written by this op: push them to their sender. */
   receipts: ReceiptRow[];
+  /**
+   * With `claim` only: what it marked as pushed to that connection; publish only after the
+   * commit. The target is then not in `wake`: its lent push loop takes these.
+   */
+  claimed?: ClaimedDelivery[];
 }
 
 /** What a dispatch did. */
@@ -108,6 +120,14 @@ export interface DispatchOutcome {
  * `quota_exceeded`.
  */
 export function submitMessage(db: DatabaseSync, args: SubmitArgs, now: number): SubmitResult {
+  const r = submitOnly(db, args, now);
+  if (args.claim === undefined || args.toKind !== "endpoint") return r;
+  // After every check and write of the submit: a claim never refuses (unguarded op, batch.ts).
+  const { claimed } = claimDeliveries(db, { endpointId: args.toId, ...args.claim }, now);
+  return { ...r, wake: r.wake.filter((id) => id !== args.toId), claimed };
+}
+
+function submitOnly(db: DatabaseSync, args: SubmitArgs, now: number): SubmitResult {
   const duplicate = findDuplicate(db, args);
   if (duplicate !== null) return duplicate;
   const target = validateTarget(db, args);

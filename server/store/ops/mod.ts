@@ -13,6 +13,7 @@ import { groupOps } from "./groups.ts";
 import { invalidateOps } from "./invalidate.ts";
 import { adminOps } from "./admin.ts";
 import { healthOps } from "./health.ts";
+import { nodeOps } from "./nodes.ts";
 
 /** Every write op, by name. */
 export const ops = {
@@ -29,6 +30,7 @@ export const ops = {
   ...invalidateOps,
   ...adminOps,
   ...healthOps,
+  ...nodeOps,
 };
 
 /** The type of {@link ops}; the default registry of `Writer`. */

@@ -7,9 +7,22 @@ import { execScript, type PgPool, query } from "./sql.ts";
 // PostgreSQL's own numbered migrations (spec 7.7: embedded, ordered SQL plus schema_migrations).
 // They are not the SQLite ones: migration 1 is the SQLite schema as of its migration 5.
 
+// Migration 2 (issue 30): node leases, as SQLite's migration 7.
+const PG_SCHEMA_V2_SQL = `
+CREATE TABLE nodes (
+  node_id TEXT COLLATE "C" PRIMARY KEY,
+  address TEXT COLLATE "C" NOT NULL,
+  version TEXT COLLATE "C" NOT NULL,
+  started_at BIGINT NOT NULL,
+  lease_until BIGINT NOT NULL,
+  renewed_at BIGINT NOT NULL
+);
+`;
+
 /** Every PostgreSQL migration of this build, oldest first. Append; never edit a released one. */
 export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial schema (SQLite schema 5)", sql: PG_SCHEMA_V1_SQL },
+  { version: 2, name: "node leases (SQLite schema 7)", sql: PG_SCHEMA_V2_SQL },
 ];
 
 /** The PostgreSQL schema version this build expects. */

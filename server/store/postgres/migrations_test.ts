@@ -34,6 +34,7 @@ Deno.test({
         "id_counters",
         "message_bodies",
         "messages",
+        "nodes",
         "quota_counts",
         "receipts",
         "schema_migrations",

@@ -63,6 +63,15 @@ async function seed(store: ContractStore, now: number): Promise<Fixture> {
   });
   await store.run("settings.set", { key: "registration_enabled", value: "true" });
   await store.run("settings.set", { key: "registration_code", value: "c0de" });
+  for (const nodeId of ["n2", "n1", "n3"]) {
+    await store.run("node.lease", {
+      nodeId,
+      address: `${nodeId}:7443`,
+      version: "9.9",
+      leaseMs: HOUR,
+    });
+  }
+  assert.equal(await store.run("node.release", { nodeId: "n3" }), true);
   for (const e of [endpoint("a"), endpoint("b"), endpoint("c", "talk-hash-c")]) {
     await store.run("endpoint.create", e);
   }
@@ -318,6 +327,18 @@ const CHECKS: { readonly [K in keyof Queries]: Check } = {
     });
     assert.equal(typeof first, "number");
     assert.equal(missing, null);
+  },
+  "node.list": async (q, fx) => {
+    const nodes = await q("node.list", {});
+    assert.deepEqual(nodes.map((n) => [n.node_id, n.address, n.version]), [
+      ["n1", "n1:7443", "9.9"],
+      ["n2", "n2:7443", "9.9"],
+    ]);
+    for (const n of nodes) {
+      assert.ok(Math.abs(n.renewed_at - fx.now) < 60_000, `renewed_at ${n.renewed_at}`);
+      assert.equal(n.started_at, n.renewed_at);
+      assert.equal(n.lease_until, n.renewed_at + HOUR);
+    }
   },
 };
 

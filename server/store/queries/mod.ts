@@ -37,6 +37,7 @@ import { loginRow, selfRow } from "./endpoints.ts";
 import { groupPage, listMyGroups } from "./groups.ts";
 import { anyPendingDelivery, sendKeyExists } from "./messages.ts";
 import { latencyAtRanks, windowCounts } from "./metrics.ts";
+import { listNodes } from "./nodes.ts";
 import { readSetting, type SettingKey } from "./settings.ts";
 import { frameSource, messageStatus, nextDueAt, pendingReceipts } from "./status.ts";
 import { grantState } from "../ops/talk.ts";
@@ -111,6 +112,9 @@ export const queries = {
     db: Db,
     a: { from: number; to: number; ranks: readonly number[] },
   ) => latencyAtRanks(db, a.from, a.to, a.ranks),
+
+  // node leases (issue 30)
+  "node.list": (db: Db, _a: None) => listNodes(db),
 };
 
 /** The type of {@link queries}; what `Store.query` accepts. */

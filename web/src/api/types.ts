@@ -73,6 +73,8 @@ export interface Settings {
   sqlite_synchronous: string;
   metrics: { token_set: boolean };
   log: { level: string };
+  /** The per-account lock of the admin password (issue 28); times in ms, null when none. */
+  admin_lockout: { locked_until: number | null; last_locked_at: number | null };
 }
 
 export interface ApiToken {

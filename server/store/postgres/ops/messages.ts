@@ -20,6 +20,7 @@ import {
   noteReceipt,
 } from "./receipts.ts";
 import { checkTalk, writeReplyGrant } from "./talk.ts";
+import { claimDeliveries } from "./deliveries.ts";
 
 // Submit, dispatch and recall of messages (spec 7.3, 7.4, 6.4 / 7.6 撤回); the twin of
 // server/store/ops/messages.ts.
@@ -94,6 +95,14 @@ export async function submitMessage(
   args: SubmitArgs,
   now: number,
 ): Promise<SubmitResult> {
+  const r = await submitOnly(t, args, now);
+  if (args.claim === undefined || args.toKind !== "endpoint") return r;
+  // After every check and write of the submit, as `delivery.claim` does (issue 33).
+  const { claimed } = await claimDeliveries(t, { endpointId: args.toId, ...args.claim }, now);
+  return { ...r, wake: r.wake.filter((id) => id !== args.toId), claimed };
+}
+
+async function submitOnly(t: PgTx, args: SubmitArgs, now: number): Promise<SubmitResult> {
   const facts = (await t.q<SubmitFacts>(SQL_SUBMIT_FACTS, [
     args.senderId,
     args.id,

@@ -15,6 +15,7 @@ import { pgGroupOps } from "./groups.ts";
 import { pgInvalidateOps } from "./invalidate.ts";
 import { pgAdminOps } from "./admin.ts";
 import { pgHealthOps } from "./health.ts";
+import { pgNodeOps } from "./nodes.ts";
 
 /** The PostgreSQL twin of `Ops`: every op, checked against its SQLite signature. */
 export type PgOps = OpImplementations<PgTx>;
@@ -34,4 +35,5 @@ export const pgOps: PgOps = {
   ...pgInvalidateOps,
   ...pgAdminOps,
   ...pgHealthOps,
+  ...pgNodeOps,
 };

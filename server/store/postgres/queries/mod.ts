@@ -1,6 +1,7 @@
 // The PostgreSQL read queries: one async query for every name of server/store/queries/mod.ts,
 // same args and result. The type of `pgQueries` makes the compiler prove it.
 import type { QueryImplementations } from "../../store.ts";
+import { listNodes } from "./nodes.ts";
 import type { PgReader } from "../op.ts";
 import { grantState } from "../ops/talk.ts";
 import {
@@ -78,4 +79,6 @@ export const pgQueries: PgQueries = {
 
   "metrics.window_counts": (r, a) => windowCounts(r, a.from, a.to),
   "metrics.latency_at_ranks": (r, a) => latencyAtRanks(r, a.from, a.to, a.ranks),
+
+  "node.list": (r, _a) => listNodes(r),
 };

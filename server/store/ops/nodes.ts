@@ -1,0 +1,67 @@
+// Node leases (issue 30 item 3): each node of a cluster renews a row in `nodes` while it runs, so
+// the others (and the console) can tell which nodes are alive, and a node whose lease ran out can
+// be treated as dead. The row says which address the node listens on and which version it runs.
+import type { DatabaseSync } from "node:sqlite";
+import { prepareCached } from "../db.ts";
+
+/** Args of `node.lease`. */
+export interface NodeLeaseArgs {
+  /** `cluster.node_id`. */
+  nodeId: string;
+  /** Where the node listens (`host:port`), as the console shows it. */
+  address: string;
+  /** The node's NixMsg version. */
+  version: string;
+  /** How long the lease lasts from `now` (ms, > 0). */
+  leaseMs: number;
+}
+
+/** Result of `node.lease`. */
+export interface NodeLease {
+  /** When this node first took its lease since its row was made (Unix ms). */
+  startedAt: number;
+  /** Until when the lease holds (Unix ms). */
+  leaseUntil: number;
+}
+
+/** Args of `node.release`. */
+export interface NodeReleaseArgs {
+  nodeId: string;
+}
+
+const SQL_LEASE =
+  `INSERT INTO nodes (node_id, address, version, started_at, lease_until, renewed_at)
+  VALUES (?, ?, ?, ?, ?, ?)
+  ON CONFLICT (node_id) DO UPDATE SET address = excluded.address, version = excluded.version,
+    started_at = CASE WHEN nodes.lease_until < excluded.renewed_at THEN excluded.started_at
+                      ELSE nodes.started_at END,
+    lease_until = excluded.lease_until, renewed_at = excluded.renewed_at
+  RETURNING started_at, lease_until`;
+const SQL_RELEASE = "DELETE FROM nodes WHERE node_id = ?";
+
+/**
+ * `node.lease`: takes or renews this node's lease until `now + leaseMs`. A node whose earlier
+ * lease had already run out starts afresh (`startedAt = now`).
+ */
+export function lease(db: DatabaseSync, a: NodeLeaseArgs, now: number): NodeLease {
+  const row = prepareCached(db, SQL_LEASE).get(
+    a.nodeId,
+    a.address,
+    a.version,
+    now,
+    now + a.leaseMs,
+    now,
+  ) as { started_at: number; lease_until: number };
+  return { startedAt: row.started_at, leaseUntil: row.lease_until };
+}
+
+/** `node.release`: a clean shutdown gives the lease up at once; true when there was one. */
+export function release(db: DatabaseSync, a: NodeReleaseArgs, _now: number): boolean {
+  return prepareCached(db, SQL_RELEASE).run(a.nodeId).changes > 0;
+}
+
+/** The node ops, merged into the writer's registry in `mod.ts`. */
+export const nodeOps = {
+  "node.lease": lease,
+  "node.release": release,
+};
