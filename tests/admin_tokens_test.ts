@@ -3,8 +3,6 @@
 // toward the admin IP lockout.
 import assert from "node:assert/strict";
 import { sha256Hex } from "../server/auth/tokens.ts";
-import { openDb } from "../server/store/db.ts";
-import { dbPath } from "../server/app/paths.ts";
 import { AdminClient, adminSession, auditLines } from "./helpers/admin.ts";
 
 async function newToken(admin: AdminClient, name: string): Promise<{ id: string; token: string }> {
@@ -25,12 +23,8 @@ Deno.test("a created token is shown once, stored only as SHA-256, and works with
     assert.deepEqual(items.map((i) => [i.id, i.name, i.enabled, i.last_used_at]), [
       [id, "billing", true, null],
     ]);
-    const db = openDb(dbPath(t.dataDir), { readOnly: true });
-    const row = db.prepare("SELECT token_hash FROM api_tokens WHERE id = ?").get(id) as {
-      token_hash: string;
-    };
-    db.close();
-    assert.equal(row.token_hash, sha256Hex(token));
+    const row = await t.db.get("SELECT token_hash FROM api_tokens WHERE id = ?", id);
+    assert.equal(row?.token_hash, sha256Hex(token));
 
     const bot = new AdminClient(t.adminUrl, token);
     const me = await bot.get("/api/admin/me");

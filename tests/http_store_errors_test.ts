@@ -5,6 +5,7 @@ import { copyFileSync } from "node:fs";
 import type { DatabaseSync } from "node:sqlite";
 import { ADMIN_PASSWORD, AdminClient, adminSession, type Reply } from "./helpers/admin.ts";
 import { WriteFault } from "./helpers/db_fault.ts";
+import { sqliteOnly } from "./helpers/test_store.ts";
 import { dbPath } from "../server/app/paths.ts";
 import { openDb } from "../server/store/db.ts";
 import { openReader } from "../server/store/reader.ts";
@@ -53,7 +54,7 @@ Deno.test("while writes fail, admin writes and login answer 503 busy and log one
     const code = "code-0123456";
     assert.equal((await admin.put("/api/admin/registration", { enabled: true, code })).status, 200);
     const from = t.logs.length;
-    fault = WriteFault.on(t.dataDir);
+    fault = await WriteFault.on(t);
     assertBusy(
       await admin.put("/api/admin/registration", { enabled: false }),
       "PUT /api/admin/registration",
@@ -80,17 +81,21 @@ Deno.test("while writes fail, admin writes and login answer 503 busy and log one
     );
     assertNoStacks(t.logs, from);
 
-    fault.off();
+    await fault.off();
     fault = null;
     const okAgain = await admin.put("/api/admin/registration", { enabled: false });
     assert.equal(okAgain.status, 200, okAgain.text);
   } finally {
-    fault?.off();
+    await fault?.off();
     await t.close();
   }
 });
 
-Deno.test("with the database unreadable, admin reads and login answer 503 busy, not 500", async () => {
+// SQLite only: it swaps the SQLite store's read connection for one on a corrupt file.
+Deno.test({
+  name: "with the database unreadable, admin reads and login answer 503 busy, not 500",
+  ignore: sqliteOnly(),
+}, async () => {
   const { t, admin } = await adminSession();
   const app = t.server.store as SqliteStore;
   const healthy = app.reader;

@@ -3,8 +3,7 @@
 import assert from "node:assert/strict";
 import { type Frame, type TestClient } from "./helpers/client.ts";
 import { type Data, msgIds, sendFrame, sendNowFrame, withServer } from "./helpers/messaging.ts";
-import { openDb } from "../server/store/db.ts";
-import { dbPath } from "../server/app/paths.ts";
+import { WriteFault } from "./helpers/db_fault.ts";
 import type { CommitInfo } from "../server/store/writer.ts";
 
 /** No rate limit and a wide delivery window: the tests flood one connection on purpose. */
@@ -105,13 +104,7 @@ Deno.test("a failed commit answers busy for exactly the sends of that batch; the
     const a = await h.online("a");
     const b = await h.online("b");
     // The insert of message `f20` aborts the whole transaction, as a full disk does.
-    const db = openDb(dbPath(h.t.dataDir));
-    try {
-      db.exec(`CREATE TRIGGER test_fault BEFORE INSERT ON messages WHEN NEW.id = 'f20'
-        BEGIN SELECT RAISE(ROLLBACK, 'database or disk is full'); END`);
-    } finally {
-      db.close();
-    }
+    await WriteFault.rules(h.t, [{ table: "messages", event: "INSERT", when: "NEW.id = 'f20'" }]);
     const ids = Array.from({ length: 40 }, (_, i) => `f${i}`);
     const { result: resps, seen } = await batches(
       h,

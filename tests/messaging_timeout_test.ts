@@ -15,9 +15,9 @@ import {
 
 /** Bounded poll until the server has committed `id`'s disconnect (spec 7.5: offline_since). */
 async function offlineCommitted(t: TestServer, id: string): Promise<void> {
-  const q = t.reader.prepare("SELECT offline_since AS at FROM endpoints WHERE id = ?");
+  const q = "SELECT offline_since AS at FROM endpoints WHERE id = ?";
   for (const end = Date.now() + 5000; Date.now() < end;) {
-    if ((q.get(id) as { at: number | null }).at !== null) return;
+    if ((await t.db.get(q, id))?.at !== null) return;
     await new Promise((r) => setTimeout(r, 10));
   }
   throw new Error(`${id} never went offline`);

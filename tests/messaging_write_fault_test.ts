@@ -44,13 +44,13 @@ Deno.test("a disconnect whose commit fails is retried: the kept message is pushe
     await waitMsg(b, "n1");
 
     const failures = failedBatches(h.t);
-    const fault = WriteFault.on(h.t.dataDir);
+    const fault = await WriteFault.on(h.t);
     try {
       await b.close(); // never acked: both deliveries stay marked as pushed to this connection
       // The commit of the disconnect fails.
       await until(() => failures.count() >= 1, "the disconnect commit fails");
     } finally {
-      fault.off();
+      await fault.off();
       failures.stop();
     }
 
@@ -81,12 +81,12 @@ Deno.test("an ack timeout whose commit fails is retried: the message not kept is
     const failures = failedBatches(h.t);
     await a.request(sendNowFrame("n2", "b", "not kept", { offline: { keep: false } }));
     await waitMsg(b, "n2");
-    const fault = WriteFault.on(h.t.dataDir);
+    const fault = await WriteFault.on(h.t);
     try {
       // b never acks: after a second the commit of the ack timeout fails.
       await until(() => failures.count() >= 1, "the ack timeout commit fails");
     } finally {
-      fault.off();
+      await fault.off();
       failures.stop();
     }
     const receipt = await waitReceipt(a, "n2", "dropped");

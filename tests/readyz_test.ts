@@ -3,6 +3,7 @@
 // damaged, even though the server's own reader still answers from its page cache.
 import assert from "node:assert/strict";
 import { WriteFault } from "./helpers/db_fault.ts";
+import { sqliteOnly } from "./helpers/test_store.ts";
 import { startTestServer, type TestServer } from "./helpers/test_server.ts";
 import { dbPath } from "../server/app/paths.ts";
 
@@ -30,7 +31,7 @@ Deno.test("/readyz answers 503 for as long as writes fail, though empty batches 
   try {
     assert.equal(await readyz(t), 200);
     const commitsBefore = t.server.store.commits;
-    fault = WriteFault.on(t.dataDir);
+    fault = await WriteFault.on(t);
     await waitReadyz(t, 503);
     // Keep asking across more than two cache periods: every answer is 503, while the idle
     // expiry sweep (a batch that writes nothing) keeps committing and looks healthy.
@@ -43,16 +44,21 @@ Deno.test("/readyz answers 503 for as long as writes fail, though empty batches 
     }
     assert.ok(asked >= 10);
     assert.ok(t.server.store.commits > commitsBefore, "empty batches committed meanwhile");
-    fault.off();
+    await fault.off();
     fault = null;
     await waitReadyz(t, 200);
   } finally {
-    fault?.off();
+    await fault?.off();
     await t.close();
   }
 });
 
-Deno.test("/readyz answers 503 once the database file is truncated", async () => {
+// SQLite only: it truncates the database file (a PostgreSQL store has no file; its outage is
+// tests/postgres_outage_test.ts).
+Deno.test({
+  name: "/readyz answers 503 once the database file is truncated",
+  ignore: sqliteOnly(),
+}, async () => {
   const t = await startTestServer();
   try {
     for (let i = 0; i < 40; i++) await t.createEndpoint(`e${i}`, "device-password-1");

@@ -10,6 +10,9 @@
 //     --body N          body bytes (default 1024)
 //     --transport ws|tcp  (default ws)
 //     --sync FULL|NORMAL  sqlite_synchronous (default FULL)
+//     --store sqlite|postgres  the server's store (default sqlite); postgres makes a fresh
+//                       database on the PostgreSQL of NIXMSG_BENCH_POSTGRES_URL (an admin URL; on
+//                       this machine, so its CPU is counted too) and drops it afterwards
 //     --latency-ms N    through toxiproxy with this latency each way (default 0: direct)
 //     --jitter-ms N     the latency toxic's jitter (default 0)
 //     --sample-seconds N  RSS/CPU sample period (default 5); the series is printed
@@ -45,6 +48,8 @@ import {
 } from "./_load_util.ts";
 import { Toxiproxy } from "./_toxiproxy.ts";
 import { AllocationSampler, mainTarget } from "./_inspector.ts";
+import { type BenchDatabase, benchDatabase } from "./_pg_bench.ts";
+import { makeTestHome } from "../helpers/server_process.ts";
 
 const { values: flags } = parseArgs({
   args: Deno.args,
@@ -56,6 +61,7 @@ const { values: flags } = parseArgs({
     body: { type: "string", default: "1024" },
     transport: { type: "string", default: "ws" },
     sync: { type: "string", default: "FULL" },
+    store: { type: "string", default: "sqlite" },
     "latency-ms": { type: "string", default: "0" },
     "jitter-ms": { type: "string", default: "0" },
     "sample-seconds": { type: "string", default: "5" },
@@ -80,27 +86,39 @@ const PASSWORD = "bench-password-1";
 
 const senders = Array.from({ length: PAIRS }, (_, i) => `s${i}`);
 const receivers = Array.from({ length: PAIRS }, (_, i) => `r${i}`);
-const home = await prepareHome(
-  {
-    log: { level: "info" },
-    sqlite_synchronous: flags.sync,
-    limits: {
-      max_clients: PAIRS * 2 + 100,
-      // All from 127.0.0.1 (issue 28): the per-address shares and rates at the bench's size.
-      max_unauthenticated_per_ip: 100_000,
-      max_conn_rate_per_ip: 100_000,
-      max_conn_rate: 100_000,
-      max_http_connections_per_ip: 100_000,
-      max_hash_queue: 100_000,
-      max_hash_queue_per_ip: 100_000,
-      requests_per_second: 1_000_000,
-      max_pending_per_sender: 0,
-      max_pending_per_receiver: 0,
-    },
+if (flags.store !== "sqlite" && flags.store !== "postgres") {
+  console.error("--store is sqlite or postgres");
+  Deno.exit(2);
+}
+const PG_ADMIN_URL = Deno.env.get("NIXMSG_BENCH_POSTGRES_URL");
+if (flags.store === "postgres" && !PG_ADMIN_URL) {
+  console.error("--store postgres needs NIXMSG_BENCH_POSTGRES_URL (tests/bench/stores.ts sets it)");
+  Deno.exit(2);
+}
+const homeConfig = {
+  log: { level: "info" },
+  sqlite_synchronous: flags.sync,
+  limits: {
+    max_clients: PAIRS * 2 + 100,
+    // All from 127.0.0.1 (issue 28): the per-address shares and rates at the bench's size.
+    max_unauthenticated_per_ip: 100_000,
+    max_conn_rate_per_ip: 100_000,
+    max_conn_rate: 100_000,
+    max_http_connections_per_ip: 100_000,
+    max_hash_queue: 100_000,
+    max_hash_queue_per_ip: 100_000,
+    requests_per_second: 1_000_000,
+    max_pending_per_sender: 0,
+    max_pending_per_receiver: 0,
   },
-  [...senders, ...receivers],
-  PASSWORD,
-);
+};
+let pgDb: BenchDatabase | null = null;
+if (flags.store === "postgres") {
+  pgDb = await benchDatabase(PG_ADMIN_URL!, [...senders, ...receivers], PASSWORD);
+}
+const home = pgDb === null
+  ? await prepareHome(homeConfig, [...senders, ...receivers], PASSWORD)
+  : await makeTestHome({ ...homeConfig, store: { kind: "postgres", postgres_url: pgDb.url } });
 const server = await startChildServer(home);
 // Whatever happens (a hung close, a stuck server), the run ends by itself.
 const watchdog = setTimeout(() => {
@@ -235,6 +253,8 @@ const samples: ({ at: number } & ProcSample)[] = [];
 const sample = () => samples.push({ at: performance.now(), ...sampleProc(server.pid) });
 const loadCpu0 = process.cpuUsage();
 const toxiCpu0 = toxi ? sampleProc(toxi.pid).cpuMs : 0;
+// PostgreSQL's own CPU over the send phase, like the server's (0 with SQLite: in the server).
+const pgCpu0 = pgDb?.cpuMs() ?? 0;
 const loadavg = () => Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
 const loadavgStart = loadavg();
 sample();
@@ -274,6 +294,7 @@ const sendEnd = performance.now();
 const doneAtSendEnd = stats.done;
 const alloc = allocSampler ? await allocSampler.stop(5) : null;
 sample();
+const pgCpuMs = (pgDb?.cpuMs() ?? 0) - pgCpu0;
 const drainUntil = performance.now() + DRAIN_MS;
 while (stats.done < stats.sent && performance.now() < drainUntil) {
   await new Promise((r) => setTimeout(r, 100));
@@ -316,7 +337,8 @@ const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
 console.log([
   `messaging_load: ${PAIRS * 2} connections (${flags.transport}), ` +
   (RATE > 0 ? `${RATE} msg/s paced` : `closed loop, window ${WINDOW} per sender`) +
-  `, ${flags.body} B bodies, sqlite_synchronous=${flags.sync}, ${SECONDS} s`,
+  `, ${flags.body} B bodies, store ${flags.store}` +
+  (flags.store === "sqlite" ? `, sqlite_synchronous=${flags.sync}` : "") + `, ${SECONDS} s`,
   `  connect+hello of all clients: ${(connectMs / 1000).toFixed(1)} s`,
   `  sent ${stats.sent}, send ok ${stats.respOk}, delivered ${stats.delivered}, ` +
   `receipted ${stats.done}, duplicates ${stats.duplicates}, out of order ${stats.reordered}, ` +
@@ -332,6 +354,16 @@ console.log([
   `  server CPU per receipted message: ${
     ((cpuMsDuringSend * 1000) / Math.max(1, doneInWindow)).toFixed(0)
   } µs (all threads, send phase)`,
+  ...(pgDb !== null
+    ? [
+      `  PostgreSQL server CPU ${
+        (pgCpuMs / (last.at - first.at) * 100).toFixed(0)
+      } % of one core; ` +
+      `server + PostgreSQL CPU per receipted message: ${
+        (((cpuMsDuringSend + pgCpuMs) * 1000) / Math.max(1, doneInWindow)).toFixed(0)
+      } µs (send phase)`,
+    ]
+    : []),
   ...(alloc
     ? [
       `  server main-thread allocation per receipted message: ${
@@ -353,6 +385,21 @@ console.log([
     : `  direct (no proxy)`,
   `  server warnings/errors logged: ${server.problems.length}`,
   `  FAILURES: ${failures}`,
+  // One line for tests/bench/stores.ts.
+  `messaging_load_json ${
+    JSON.stringify({
+      store: flags.store,
+      msgPerSec: doneAtSendEnd / sendSeconds,
+      respP99: percentile(resp, 99),
+      deliverP50: percentile(deliver, 50),
+      deliverP99: percentile(deliver, 99),
+      receiptP99: percentile(done, 99),
+      serverUsPerMsg: (cpuMsDuringSend * 1000) / Math.max(1, doneInWindow),
+      pgUsPerMsg: (pgCpuMs * 1000) / Math.max(1, doneInWindow),
+      failures,
+      loadavgStart,
+    })
+  }`,
   ...stats.errors.filter(Boolean).map((e) => `    ${e}`),
   ...server.problems.slice(0, 10).map((p) => `    server: ${p}`),
 ].join("\n"));
@@ -362,6 +409,7 @@ await Promise.all(clients.map((c) => c.close()));
 const code = await server.stop();
 await toxi?.stop();
 await home.cleanup();
+await pgDb?.drop();
 if (flags.baseline && RATE === 0) {
   const nix = doneAtSendEnd / sendSeconds;
   const base = await runAedesRelay({

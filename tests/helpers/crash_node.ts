@@ -14,6 +14,12 @@ import { TEST_POOL_PARAMS } from "./test_server.ts";
 import { openDb } from "../../server/store/db.ts";
 import { dbPath } from "../../server/app/paths.ts";
 import { type Observed, QUIET_MS, scaledMs, settle, STALL_MS } from "./fault_counts.ts";
+import { makeTestHome } from "./server_process.ts";
+import { type PgTestStore, pgTestStore } from "./pg_test_store.ts";
+import { TEST_STORE } from "./test_store.ts";
+import { openPostgresStore } from "../../server/store/postgres/mod.ts";
+import { openSqliteStore } from "../../server/store/sqlite_store.ts";
+import type { Store } from "../../server/store/store.ts";
 
 /** The serve entry with cheap argon2 parameters (many logins, a 1,000-row import). */
 export const SERVE_ENTRY = new URL("./serve_test_pool.ts", import.meta.url).pathname;
@@ -143,15 +149,20 @@ export class CrashNode {
   /** Server exits nobody asked for (not a kill, not an armed crash point). */
   crashes = 0;
   #planned = new WeakSet<ServerProcess>();
+  /** The node's own PostgreSQL database when it runs on PostgreSQL (NIXMSG_TEST_STORE). */
+  readonly pg: PgTestStore | null;
   #open: TestClient[] = [];
 
-  private constructor(home: TestHome) {
+  private constructor(home: TestHome, pg: PgTestStore | null = null) {
     this.home = home;
+    this.pg = pg;
   }
 
   /**
    * A home whose database holds `ids` (password {@linkcode PW}) and the admin password, with the
-   * config `overrides` (`limits.requests_per_second` defaults to 100,000).
+   * config `overrides` (`limits.requests_per_second` defaults to 100,000). With
+   * `NIXMSG_TEST_STORE=postgres` the database is a fresh one on the test PostgreSQL, filled
+   * through the store's ops, and the server is started on it with `store.kind: postgres`.
    */
   static async create(
     ids: readonly string[],
@@ -163,9 +174,62 @@ export class CrashNode {
       requests_per_second: 100_000,
       ...(overrides.limits as Record<string, unknown> | undefined),
     };
+    if (TEST_STORE === "postgres") return await CrashNode.#createOnPostgres(ids, overrides, limits);
     const home = await prepareHome({ ...overrides, limits }, ids, PW);
     await setAdminPassword(dbPath(home.dataDir));
     return new CrashNode(home);
+  }
+
+  static async #createOnPostgres(
+    ids: readonly string[],
+    overrides: Record<string, unknown>,
+    limits: Record<string, unknown>,
+  ): Promise<CrashNode> {
+    const pg = await pgTestStore();
+    const home = await makeTestHome({ ...overrides, limits, ...pg.overrides });
+    const node = new CrashNode(home, pg);
+    try {
+      const pool = new PasswordPool({ params: TEST_POOL_PARAMS });
+      const loginHash = await pool.hash(PW);
+      const adminHash = await pool.hash(ADMIN_PW);
+      await node.withStore(async (store) => {
+        await Promise.all(ids.map((id) =>
+          store.run("endpoint.create", {
+            id,
+            name: id,
+            remark: "",
+            source: "admin",
+            loginHash,
+            talkHash: null,
+            defaultDelayMs: 0,
+          })
+        ));
+        await store.run("settings.set", { key: "admin_password_hash", value: adminHash });
+      });
+    } catch (err) {
+      await node.close();
+      throw err;
+    }
+    return node;
+  }
+
+  /** Runs `fn` on the node's store, opened in this process while no server runs. */
+  async withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
+    if (this.server !== null) throw new Error("the server is running");
+    const store: Store = this.pg !== null
+      ? await openPostgresStore({ url: this.pg.url, maxBatch: 256, maxWaitMs: 2, poolSize: 1 })
+      : await openSqliteStore({
+        path: dbPath(this.home.dataDir),
+        backupDir: this.backupDir,
+        synchronous: "FULL",
+        maxBatch: 256,
+        maxWaitMs: 2,
+      });
+    try {
+      return await fn(store);
+    } finally {
+      await store.close();
+    }
   }
 
   /** A node on an existing home (e.g. one holding a version-1 database). */
@@ -231,7 +295,10 @@ export class CrashNode {
     return client;
   }
 
-  /** Closes the clients, stops a running server (exit code 0) and removes the directory. */
+  /**
+   * Closes the clients, stops a running server (exit code 0) and removes the directory (and the
+   * PostgreSQL database).
+   */
   async close(): Promise<void> {
     for (const c of this.#open) await c.close();
     try {
@@ -240,7 +307,11 @@ export class CrashNode {
         assert.equal(await this.server.stop(), 0);
       }
     } finally {
-      await this.home.cleanup();
+      try {
+        await this.home.cleanup();
+      } finally {
+        await this.pg?.drop();
+      }
     }
   }
 }

@@ -14,14 +14,17 @@ export interface PgTestStore {
 }
 
 let counter = 0;
+/** Tells apart the test files (workers) of one `deno test` process. */
+const RUN = crypto.randomUUID().replaceAll("-", "").slice(0, 10);
 
 /**
- * Creates `nixmsg_it_<pid>_<n>` with the schema migrated and an admin password set, or, with
+ * Creates `nixmsg_it_<pid>_<run>_<n>` with the schema migrated and an admin password set, or, with
  * `empty`, a database with nothing in it (a `store copy` target).
  */
 export async function pgTestStore(opts: { empty?: boolean } = {}): Promise<PgTestStore> {
   if (PG_TEST_URL === undefined) throw new Error(PG_SKIP_REASON ?? "no test PostgreSQL");
-  const name = `nixmsg_it_${Deno.pid}_${++counter}`;
+  // `deno test --parallel` runs test files in workers of one process: the pid alone is shared.
+  const name = `nixmsg_it_${Deno.pid}_${RUN}_${++counter}`;
   const admin = connectPostgres({ url: PG_TEST_URL, max: 1 });
   try {
     await execScript(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

@@ -10,6 +10,8 @@ import { setSetting } from "../../server/store/ops/settings.ts";
 import { PasswordPool } from "../../server/auth/password_pool.ts";
 import type { DatabaseSync } from "node:sqlite";
 import type { SqliteStore } from "../../server/store/sqlite_store.ts";
+import { type PgTestStore, pgTestStore } from "./pg_test_store.ts";
+import { postgresTestDb, sqliteTestDb, TEST_STORE, type TestDb } from "./test_store.ts";
 
 /** A cheap argon2id for tests (the spec parameters are exercised in server/auth tests). */
 export const TEST_POOL_PARAMS = { memoryCost: 1024, timeCost: 1 };
@@ -26,6 +28,10 @@ export interface TestServer {
   tcpUrl: string;
   /** http://127.0.0.1:port */
   httpUrl: string;
+  /** The store this server runs on (NIXMSG_TEST_STORE, or `store.kind` in the overrides). */
+  storeKind: "sqlite" | "postgres";
+  /** Read-only SQL on this server's database, on either store (assertions on stored rows). */
+  db: TestDb;
   /** The SQLite store's read connection, for assertions on stored rows (SQLite only). */
   readonly reader: DatabaseSync;
   /** Creates an endpoint directly through the writer (admin provisioning comes later). */
@@ -49,16 +55,23 @@ export interface TestServerOptions {
 
 /**
  * Starts the real server in this process with `overrides` merged over test defaults (short
- * timeouts). The admin password is pre-set so `serve` does not refuse to start.
+ * timeouts). The admin password is pre-set so `serve` does not refuse to start. The store is
+ * {@linkcode TEST_STORE} unless `overrides.store` names one; on PostgreSQL each test server gets
+ * a fresh database, dropped by `close()`.
  */
 export async function startTestServer(
   overrides: Record<string, unknown> = {},
   opts: TestServerOptions = {},
 ): Promise<TestServer> {
   const dir = opts.dataDir ?? join(await Deno.makeTempDir({ prefix: "nixmsg-it-" }), "data");
+  // A database of our own on the test PostgreSQL unless the test brought its store.
+  const pg: PgTestStore | null = overrides.store === undefined && TEST_STORE === "postgres"
+    ? await pgTestStore()
+    : null;
   const config = validateConfig({
     listen: "127.0.0.1:0",
     data_dir: dir,
+    ...pg?.overrides,
     ...overrides,
     timeouts: {
       first_byte_seconds: 2,
@@ -68,22 +81,35 @@ export async function startTestServer(
     },
   });
   await ensureDataDir(dir);
-  await migrate(dbPath(dir), { backupDir: join(dir, "backup") });
-  const db = openDb(dbPath(dir));
-  setSetting(db, { key: "admin_password_hash", value: "$argon2id$test-only" }, Date.now());
-  db.close();
+  if (config.store.kind === "sqlite") {
+    await migrate(dbPath(dir), { backupDir: join(dir, "backup") });
+    const db = openDb(dbPath(dir));
+    setSetting(db, { key: "admin_password_hash", value: "$argon2id$test-only" }, Date.now());
+    db.close();
+  }
   const pool = opts.pool ?? new PasswordPool({ params: TEST_POOL_PARAMS });
   const log = opts.log ?? (opts.verbose ? new Logger("debug") : silentLogger);
-  const server = await startServer(config, log, {
-    pool,
-    clock: opts.clock,
-    historyIntervalMs: opts.historyIntervalMs,
-  });
+  let server: RunningServer;
+  try {
+    server = await startServer(config, log, {
+      pool,
+      clock: opts.clock,
+      historyIntervalMs: opts.historyIntervalMs,
+    });
+  } catch (err) {
+    await pg?.drop();
+    throw err;
+  }
   const port = server.listeners.listen.port;
+  const db = config.store.kind === "postgres"
+    ? postgresTestDb(config.store.postgres_url)
+    : sqliteTestDb(() => (server.store as SqliteStore).reader);
   return {
     server,
     config,
     dataDir: dir,
+    storeKind: config.store.kind,
+    db,
     port,
     wsUrl: `ws://127.0.0.1:${port}/mqtt`,
     tcpUrl: `mqtt://127.0.0.1:${port}`,
@@ -108,6 +134,13 @@ export async function startTestServer(
     async setSetting(key, value) {
       await server.store.run("settings.set", { key, value });
     },
-    close: () => server.close(),
+    async close() {
+      try {
+        await db.close();
+        await server.close();
+      } finally {
+        await pg?.drop();
+      }
+    },
   };
 }

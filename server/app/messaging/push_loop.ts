@@ -75,6 +75,13 @@ export class PushLoop {
   /** Fires at the earliest ack deadline (`#timerAt`) of the pushes in flight, if any. */
   #timer: ReturnType<typeof setTimeout> | null = null;
   #timerAt = 0;
+  /**
+   * Deliveries acked while the loop claims or pushes, before their push started: a claim and an
+   * ack of the same delivery can commit in one batch, and the ack's answer can go out before the
+   * loop reaches that delivery (on PostgreSQL each frame read awaits the database). They are never
+   * published after that answer. Cleared when the loop rests.
+   */
+  #ackedEarly = new Set<string>();
 
   constructor(conn: Conn, deps: PushDeps) {
     this.conn = conn;
@@ -102,7 +109,10 @@ export class PushLoop {
    */
   acked(from: string, id: string, refill = true): void {
     const f = this.#inflight.get(key(from, id));
-    if (!f) return;
+    if (!f) {
+      if (this.#running) this.#ackedEarly.add(key(from, id));
+      return;
+    }
     this.#d.observeAck?.(Math.max(0, this.#d.app.clock() - f.pushedAt));
     this.#finish(f);
     if (refill) this.wake();
@@ -189,6 +199,7 @@ export class PushLoop {
       this.#scheduleRetry();
     } finally {
       this.#running = false;
+      this.#ackedEarly.clear();
     }
   }
 
@@ -203,14 +214,16 @@ export class PushLoop {
   async #pushOne(c: ClaimedDelivery): Promise<void> {
     const { app, mqtt, frames, bigFrames } = this.#d;
     const ref = { seq: c.seq, endpointId: this.conn.endpointId, connCode: this.conn.code };
-    // In the window before the frame is read: an ack that arrives meanwhile (a receiver that
-    // acks again after a reconnect) finishes this entry, and the push below is then skipped, so
-    // a message is never published after its ack was answered.
+    // In flight from the claim on (deadline 0: not yet watched), so that an ack committed while
+    // the frame is read (the client got the message on an earlier connection and acks it again)
+    // finishes it here and it is never published after that ack was answered.
+    const k = key(c.senderId, c.msgId);
+    if (this.#ackedEarly.delete(k)) return; // acked since the claim: the client has it
     const f: Inflight = { claim: c, pushedAt: app.clock(), deadline: 0, bigSlot: false };
-    this.#inflight.set(key(c.senderId, c.msgId), f);
+    this.#inflight.set(k, f);
     // A cached frame is pushed without waiting; only a miss reads the store.
     const bytes = frames.cached(c) ?? await frames.get(c);
-    if (this.#inflight.get(key(c.senderId, c.msgId)) !== f) return;
+    if (this.#inflight.get(k) !== f) return; // acked (or the loop stopped) during the read
     if (bytes === null) {
       // The message finished between claim and read (e.g. recalled); release the mark.
       this.#finish(f);
@@ -230,7 +243,7 @@ export class PushLoop {
     if (bytes.length > BIG_FRAME_BYTES) {
       await bigFrames.acquire();
       f.bigSlot = true;
-      if (this.#stopped || !this.#inflight.has(key(c.senderId, c.msgId))) {
+      if (this.#stopped || this.#inflight.get(k) !== f) {
         bigFrames.release();
         f.bigSlot = false;
         return;

@@ -39,7 +39,7 @@ export interface PgTestDb {
 export async function pgTestDb(opts: { migrate?: boolean } = {}): Promise<PgTestDb> {
   const url = PG_TEST_URL;
   if (url === undefined) throw new Error(PG_SKIP_REASON ?? "no test PostgreSQL");
-  const schema = `nixmsg_test_${Deno.pid}_${++counter}_${Date.now() % 1_000_000}`;
+  const schema = `nixmsg_test_${Deno.pid}_${++counter}_${crypto.randomUUID().slice(0, 8)}`;
   const admin = connectPostgres({ url, max: 1 });
   await execScript(admin, `DROP SCHEMA IF EXISTS ${schema} CASCADE; CREATE SCHEMA ${schema}`);
   await admin.end();
