@@ -15,6 +15,12 @@ export interface PgWriterOptions {
   /** The `now` passed to ops, read at enqueue time. */
   clock?: () => number;
   log?: Logger;
+  /**
+   * Longest wait for a connection of the pool, in ms (default 5 s). While the database is down
+   * the driver's `reserve()` was seen to wait forever; a batch that gets no connection fails with
+   * `busy` instead, having sent nothing.
+   */
+  reserveTimeoutMs?: number;
 }
 
 interface Queued {
@@ -42,6 +48,7 @@ type Settled = { ok: true; value: unknown } | { ok: false; error: OpError };
  */
 export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
   #sql: PgPool;
+  #reserveTimeoutMs: number;
   #ops: R;
   #ctx: PgOpsContext;
   #maxBatch: number;
@@ -64,6 +71,7 @@ export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
     this.#maxBatch = opts.maxBatch ?? 256;
     this.#clock = opts.clock ?? Date.now;
     this.#log = opts.log;
+    this.#reserveTimeoutMs = opts.reserveTimeoutMs ?? 5_000;
   }
 
   /**
@@ -157,7 +165,7 @@ export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
     let conn: PgConnection | undefined;
     let settled: Settled[];
     try {
-      conn = await this.#sql.reserve();
+      conn = await this.#reserve();
       settled = await this.#attempt(conn, batch);
     } catch (err) {
       // BEGIN, a savepoint or COMMIT failed, or the connection broke: nothing of this batch is
@@ -184,6 +192,19 @@ export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
       else item.reject(s.error);
     });
     this.#notify({ ops: batch.length, ms: performance.now() - started, ok: true });
+  }
+
+  /** A reserved connection, or an error after `reserveTimeoutMs` (a late one is released). */
+  #reserve(): Promise<PgConnection> {
+    const reserving = this.#sql.reserve();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reserving.then((c) => c.release(), () => {});
+        reject(new Error(`No database connection within ${this.#reserveTimeoutMs} ms`));
+      }, this.#reserveTimeoutMs);
+    });
+    return Promise.race([reserving, late]).finally(() => clearTimeout(timer));
   }
 
   /** BEGIN, every op in its savepoint, COMMIT; throws when the transaction is lost. */
