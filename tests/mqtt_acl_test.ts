@@ -114,7 +114,7 @@ Deno.test("a request published to the own up topic is answered but never forward
   await withServer({}, async ({ t, endpoints, onlineAt }) => {
     // No client may subscribe to an up topic, so subscribe inside aedes itself, which sees every
     // route a publish could take (spec 5 CodeSuccessIgnore: the server only PUBACKs).
-    const aedes = aedesForTests(t.server.app.broker);
+    const aedes = aedesForTests(t.server.broker);
     const routed: string[] = [];
     const listener = (packet: { topic: string }, cb: () => void) => {
       routed.push(packet.topic);

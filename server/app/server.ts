@@ -48,6 +48,8 @@ export interface RunningServer {
   readonly app: App;
   readonly mqtt: MqttApp;
   readonly messaging: MessagingRuntime;
+  /** The broker itself; `app.broker` is it behind the live inbox's tap. */
+  readonly broker: Broker;
   /** Stops accepting, drains the write queue (spec 7.8), closes everything. */
   close(): Promise<void>;
 }
@@ -269,6 +271,7 @@ function running(
     app,
     mqtt,
     messaging,
+    broker,
     close() {
       // spec 7.8, in this order: stop accepting; let queued writes commit (bounded); send the
       // `resp` of every committed request; DISCONNECT 0x8B to MQTT 5 clients; close the rest.
