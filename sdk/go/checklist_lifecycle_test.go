@@ -166,19 +166,26 @@ func TestChecklist17bCloseDrainsThenFailsTheRestWithClosed(t *testing.T) {
 	base := runtime.NumGoroutine()
 	ea := h.endpoint(t)
 	b := online(t, h.info.WsURL, h.endpoint(t), Options{})
-	a := online(t, h.info.WsURL, ea, Options{})
-	// Drain: the send's response arrives during Close.
+	// Drain: the send's response arrives during Close. The proxy keeps it back until Close has
+	// begun, so a fast server cannot answer before the send is seen in flight.
+	proxy := startProxy(t, h.address())
+	a := online(t, "ws://"+proxy.address()+"/mqtt", ea, Options{})
 	type outcome struct {
 		r   SendResult
 		err error
 	}
 	sending := make(chan outcome, 1)
+	proxy.setPauseDown(true)
 	go func() {
 		r, err := a.c.SendText(context.Background(), Endpoint(b.c.EndpointID()), "in flight")
 		sending <- outcome{r, err}
 	}()
 	waitInFlight(t, a.c, 1, 0)
-	if err := a.c.Close(context.Background()); err != nil {
+	closing := make(chan error, 1)
+	go func() { closing <- a.c.Close(context.Background()) }()
+	waitCloseStarted(t, a.c)
+	proxy.setPauseDown(false)
+	if err := <-closing; err != nil {
 		t.Fatal(err)
 	}
 	sent := <-sending
@@ -190,7 +197,6 @@ func TestChecklist17bCloseDrainsThenFailsTheRestWithClosed(t *testing.T) {
 	}
 
 	// Bound: responses never arrive; Close gives up at its deadline and fails them with closed.
-	proxy := startProxy(t, h.address())
 	a2 := online(t, "ws://"+proxy.address()+"/mqtt", ea, Options{})
 	proxy.setHoldDown(true)
 	codes := make(chan string, 3)
@@ -231,6 +237,24 @@ func TestChecklist17bCloseDrainsThenFailsTheRestWithClosed(t *testing.T) {
 
 // waitInFlight polls (bounded) until c has published at least sends sends and requests other
 // requests that wait for their response.
+// waitCloseStarted waits until a Close of c is under way.
+func waitCloseStarted(t *testing.T, c *Client) {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		c.mu.Lock()
+		started := c.closeDone != nil
+		c.mu.Unlock()
+		if started {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Close did not start")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func waitInFlight(t *testing.T, c *Client, sends, requests int) {
 	t.Helper()
 	deadline := time.Now().Add(waitTimeout)

@@ -20,6 +20,7 @@ type testProxy struct {
 	pairs       map[*proxyPair]bool
 	refuse      bool
 	holdDown    bool
+	pauseDown   bool
 }
 
 type proxyPair struct {
@@ -46,6 +47,9 @@ func (p *testProxy) setRefuse(v bool) { p.mu.Lock(); p.refuse = v; p.mu.Unlock()
 // setHoldDown: while true, server-to-client bytes are dropped (responses get "lost"); the
 // connection is expected to be cut before holding stops, as in the TypeScript proxy.
 func (p *testProxy) setHoldDown(v bool) { p.mu.Lock(); p.holdDown = v; p.mu.Unlock() }
+
+// setPauseDown: while true, server-to-client bytes wait in the proxy; they flow on when it ends.
+func (p *testProxy) setPauseDown(v bool) { p.mu.Lock(); p.pauseDown = v; p.mu.Unlock() }
 
 // cut destroys every open connection.
 func (p *testProxy) cut() {
@@ -123,6 +127,15 @@ func (p *testProxy) downstream(pair *proxyPair) {
 	buf := make([]byte, 32*1024)
 	for {
 		n, err := pair.upstream.Read(buf)
+		for n > 0 {
+			p.mu.Lock()
+			paused := p.pauseDown
+			p.mu.Unlock()
+			if !paused {
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
 		if n > 0 {
 			p.mu.Lock()
 			hold := p.holdDown
