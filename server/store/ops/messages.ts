@@ -490,12 +490,27 @@ export function recallMessage(db: DatabaseSync, args: RecallArgs, now: number): 
   }
   const counts = countDeliveries(db, msg.seq);
   if (msg.state === "dispatched") finalize(db, msg.seq);
+  return recallResult(counts, revoked);
+}
+
+/** A recall's answer from the message's delivery counts (spec 6.4); both stores use it. */
+export function recallResult(
+  counts: {
+    recalled: number;
+    accepted: number;
+    expired: number;
+    dropped: number;
+    rejected: number;
+  },
+  revoked: RecallResult["revoked"],
+): RecallResult {
   const other = counts.expired + counts.dropped + counts.rejected;
   const result = counts.recalled === 0 ? "failed" : counts.accepted > 0 ? "partial" : "recalled";
   return { result, recalled: counts.recalled, accepted: counts.accepted, other, revoked };
 }
 
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+/** Whether two fingerprints are equal, byte for byte; both stores use it. */
+export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;

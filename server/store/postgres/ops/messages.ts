@@ -8,6 +8,7 @@ import type {
   SubmitArgs,
   SubmitResult,
 } from "../../ops/messages.ts";
+import { recallResult, sameBytes } from "../../ops/messages.ts";
 import type { MessageRow, MessageState, ReceiptRow } from "../../ops/receipts.ts";
 import { OpError } from "../../op_error.ts";
 import type { PgTx } from "../op.ts";
@@ -403,15 +404,7 @@ export async function recallMessage(
   }
   const counts = await countDeliveries(t, msg.seq);
   if (msg.state === "dispatched") await finalize(t, msg.seq);
-  const other = counts.expired + counts.dropped + counts.rejected;
-  const result = counts.recalled === 0 ? "failed" : counts.accepted > 0 ? "partial" : "recalled";
-  return { result, recalled: counts.recalled, accepted: counts.accepted, other, revoked };
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
+  return recallResult(counts, revoked);
 }
 
 /** The message ops. */
