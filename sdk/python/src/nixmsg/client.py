@@ -6,6 +6,7 @@ import asyncio
 import concurrent.futures
 import datetime
 import threading
+import time
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, Literal, TypeVar
 
@@ -421,21 +422,35 @@ class NixMsgClient:
         with self._shut_lock:
             self._shut = True
         in_callback = threading.current_thread() is self._worker_thread
-        coro = self._core.close(timeout, wait=not in_callback)
-        try:
-            started: concurrent.futures.Future[None] | None = asyncio.run_coroutine_threadsafe(
-                coro, self._loop
-            )
-        except RuntimeError:
-            coro.close()
-            started = None  # the loop has ended already: the client had stopped for good
+        # The close coroutine is made on the loop, never here: a loop that ends before it runs
+        # the callback (the client stopped for good meanwhile) then leaves no coroutine unawaited.
+        closed: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+        def begin() -> None:
+            if not closed.set_running_or_notify_cancel():
+                return
+            task = self._loop.create_task(self._core.close(timeout, wait=not in_callback))
+
+            def done(t: asyncio.Task[None]) -> None:
+                if t.cancelled():
+                    closed.set_exception(concurrent.futures.CancelledError())
+                elif (error := t.exception()) is not None:
+                    closed.set_exception(error)
+                else:
+                    closed.set_result(None)
+
+            task.add_done_callback(done)
+
+        if self._core.released.done():
+            closed.cancel()  # stopped for good already: nothing to drain, the threads are ending
+        else:
+            self._on_loop(begin)
         if in_callback:
             return
-        if started is not None:
-            try:
-                started.result(timeout + _THREAD_WAIT)
-            except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError, NixMsgError):
-                pass
+        bound = time.monotonic() + timeout + _THREAD_WAIT
+        # Waits for the close, or for the core thread to end without running it (it had stopped).
+        while not closed.done() and self._thread.is_alive() and time.monotonic() < bound:
+            concurrent.futures.wait([closed], timeout=0.05)
         self._join(_THREAD_WAIT)
 
     def _join(self, bound: float) -> None:

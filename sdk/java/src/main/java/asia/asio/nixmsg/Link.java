@@ -143,6 +143,9 @@ final class Link {
   private final Events events;
   private final ScheduledExecutorService core;
   private final Backoff backoff = new Backoff();
+  /** HiveMQ's callback thread (one): the messages of a connection reach the core through it. */
+  private final Executor mqttCallbacks;
+
   private final Scheduler mqttScheduler;
   private final String upTopic;
   private final String downTopic;
@@ -168,7 +171,8 @@ final class Link {
     this.token = options.credential.tokenValue();
     this.upTopic = "nix/c/" + options.endpointId + "/up";
     this.downTopic = "nix/c/" + options.endpointId + "/down";
-    this.mqttScheduler = Schedulers.from(Futures.orInline(options.mqttCallbacks));
+    this.mqttCallbacks = Futures.orInline(options.mqttCallbacks);
+    this.mqttScheduler = Schedulers.from(mqttCallbacks);
   }
 
   /** Runs {@code task} on the core thread; dropped once the client has ended. */
@@ -290,7 +294,10 @@ final class Link {
             .addDisconnectedListener(
                 ctx -> {
                   Throwable cause = ctx.getCause();
-                  post(() -> closed(self[0], cause, usingToken));
+                  // Through the callback thread, behind the messages read before the close:
+                  // HiveMQ may acknowledge a message (so the server may close, as after
+                  // logout) before that thread has handed it on to the core.
+                  mqttCallbacks.execute(() -> post(() -> closed(self[0], cause, usingToken)));
                 });
     Mqtt5AsyncClient c = b.buildAsync();
     self[0] = c;
