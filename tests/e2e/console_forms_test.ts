@@ -81,7 +81,10 @@ Deno.test({
         true,
       );
       await panel.getByTestId("send-when").getByText("立即").click();
+      // The form's feedback line fades out and the rows below move up: click once they settled.
+      await panel.getByText("请选择发送时刻").waitFor({ state: "detached" });
       await panel.getByTestId("send-keep").click();
+      await panel.getByText("对方离线超过宽限期就不再投递").waitFor();
       await panel.getByRole("button", { name: "发送", exact: true }).click();
       await page.waitForFunction(
         async (url) => {
