@@ -332,8 +332,9 @@ export function renderTables(s: Summary): string {
     lines.push(mdRow([
       def.fault,
       def.scale(got),
-      total((r) => r.lost),
-      total((r) => r.duplicated),
+      // A row without messages (the damaged-database logins) has nothing that could be lost.
+      total((r) => r.messages === 0 ? null : r.lost),
+      total((r) => r.messages === 0 ? null : r.duplicated),
       total((r) => r.redelivered),
       total((r) => r.crashes),
       runs.join(", "),

@@ -22,7 +22,7 @@ const SELF = new URL(import.meta.url).pathname;
 const MARKER = "permissions: not the shipped command:";
 /** How many lines above a flag its marker may stand (a multi-line argument list). */
 const MARKER_WINDOW = 8;
-const SCANNED = ["tests", "sdk", "scripts", ".ci"];
+const SCANNED = ["server", "tests", "sdk", "scripts", ".ci"];
 const SKIPPED_DIRS = new Set([
   "node_modules",
   "dist",

@@ -15,7 +15,7 @@ import { PasswordPool } from "../server/auth/password_pool.ts";
 import { HAS_OPENSSL, makeCert } from "../server/net/_test_util.ts";
 import { openDb } from "../server/store/db.ts";
 import { currentVersion, migrate, MIGRATIONS, SCHEMA_VERSION } from "../server/store/migrations.ts";
-import { configure } from "../server/store/ops/context.ts";
+import { configure, resetOpsContext } from "../server/store/ops/context.ts";
 import { submitMessage } from "../server/store/ops/messages.ts";
 import { setSetting } from "../server/store/ops/settings.ts";
 import { binaryArgs } from "../server/store/ops/_testing.ts";
@@ -124,33 +124,55 @@ Deno.test({
   },
 });
 
-Deno.test("./nixmsg serve upgrades a database of the previous schema, backs it up first and delivers what was pending", async () => {
+/**
+ * A database file of schema version 1 written by the build of commit 5b90552 (the last before
+ * migration 2) with that build's own ops: endpoints a and b (login password PW, hashed with the
+ * test parameters), an admin password hash, and kept messages p1, p2, p3 from a pending for b
+ * (kept for 10 years from 2026-12-01).
+ */
+const SCHEMA_1_FIXTURE = new URL("./fixtures/nixmsg-schema-1.db", import.meta.url).pathname;
+
+/** Writes at `path` a database of schema `oldVersion` with today's ops; resolves `oldVersion`. */
+async function seedWithTodaysOps(path: string, backupDir: string, oldVersion: number) {
+  const previous = MIGRATIONS.filter((m) => m.version <= oldVersion);
+  assert.ok(previous.length > 0 && oldVersion < SCHEMA_VERSION);
+  await migrate(path, { backupDir, migrations: previous });
+  const now = Date.now();
+  const loginHash = await new PasswordPool({ params: TEST_POOL_PARAMS }).hash(PW);
+  const old = openDb(path);
+  try {
+    // Today's ops write the tables these rows touch as the old builds did (endpoints, messages,
+    // bodies, deliveries, settings). Before migration 4 there are no quota counters: no quota, as
+    // a build without them had. A migration that reshapes one of these tables needs rows written
+    // in its old shape, which SCHEMA_1_FIXTURE has for version 1.
+    seedEndpoints(old, ["a", "b"], loginHash, now);
+    resetOpsContext();
+    configure(old, { maxPendingPerSender: 0, maxPendingPerReceiver: 0 }, now);
+    setSetting(old, { key: "admin_password_hash", value: "$argon2id$test-only" }, now);
+    for (const id of ["p1", "p2", "p3"]) {
+      submitMessage(old, binaryArgs(id, { sendAt: now, keep: true, ttlSeconds: 3600 }), now);
+    }
+    assert.equal(currentVersion(old), oldVersion);
+  } finally {
+    old.close();
+  }
+  return oldVersion;
+}
+
+/**
+ * Lays out an old database with `seed` (endpoints a and b, three kept messages pending for b;
+ * resolves its schema version), starts `./nixmsg serve` on it and checks the pre-migration
+ * backup, the schema and the delivery of what was pending.
+ */
+async function upgradeThroughLauncher(
+  seed: (path: string, backupDir: string) => Promise<number>,
+): Promise<void> {
   const home = await makeTestHome();
   const clients: TestClient[] = [];
   try {
-    // The schema of the release before this one: every migration but the newest.
-    const previous = MIGRATIONS.slice(0, -1);
-    assert.ok(previous.length > 0);
-    const oldVersion = previous[previous.length - 1].version;
     await ensureDataDir(home.dataDir);
     const path = dbPath(home.dataDir);
-    await migrate(path, { backupDir: join(home.dataDir, "backup"), migrations: previous });
-    const now = Date.now();
-    const loginHash = await new PasswordPool({ params: TEST_POOL_PARAMS }).hash(PW);
-    const old = openDb(path);
-    try {
-      // The newest migration changes only indexes, so today's ops write the old tables as the
-      // old build did. A migration that reshapes a table needs rows written in its old shape.
-      seedEndpoints(old, ["a", "b"], loginHash, now);
-      configure(old, { maxPendingPerSender: 0, maxPendingPerReceiver: 0 }, now);
-      setSetting(old, { key: "admin_password_hash", value: "$argon2id$test-only" }, now);
-      for (const id of ["p1", "p2", "p3"]) {
-        submitMessage(old, binaryArgs(id, { sendAt: now, keep: true, ttlSeconds: 3600 }), now);
-      }
-      assert.equal(currentVersion(old), oldVersion);
-    } finally {
-      old.close();
-    }
+    const oldVersion = await seed(path, join(home.dataDir, "backup"));
 
     const server = await startServerProcess(home, 60_000, LAUNCHER);
     try {
@@ -190,4 +212,27 @@ Deno.test("./nixmsg serve upgrades a database of the previous schema, backs it u
   } finally {
     await home.cleanup();
   }
+}
+
+Deno.test("./nixmsg serve upgrades a database of the previous schema, backs it up first and delivers what was pending", async () => {
+  await upgradeThroughLauncher((path, backupDir) =>
+    seedWithTodaysOps(path, backupDir, SCHEMA_VERSION - 1)
+  );
+});
+
+Deno.test("./nixmsg serve upgrades a version-1 database through every migration, backs it up first and delivers what was pending", async () => {
+  await upgradeThroughLauncher((path, backupDir) => seedWithTodaysOps(path, backupDir, 1));
+});
+
+Deno.test("./nixmsg serve upgrades the database a version-1 build wrote, backs it up first and delivers what was pending", async () => {
+  await upgradeThroughLauncher(async (path) => {
+    await Deno.copyFile(SCHEMA_1_FIXTURE, path);
+    const db = new DatabaseSync(path, { readOnly: true });
+    try {
+      assert.equal(currentVersion(db), 1);
+      return 1;
+    } finally {
+      db.close();
+    }
+  });
 });

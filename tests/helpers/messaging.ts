@@ -117,6 +117,27 @@ function pushesOf(c: TestClient, from: string, id: string, since = 0): number {
 }
 
 /**
+ * Waits, bounded and never throwing, until `c` got a push of every id of `from`, or nothing has
+ * moved for {@linkcode STALL_MS}; resolves with whether all came. For a fault test's steps before
+ * its count: a message missing there is then reported by {@linkcode receiveAndAck} as `lost=N`
+ * with its id, not as a timeout.
+ */
+export async function settlePushed(
+  c: TestClient,
+  from: string,
+  ids: readonly string[],
+): Promise<boolean> {
+  const settled = await settle({
+    done: () => ids.every((id) => pushesOf(c, from, id) > 0),
+    subscribe: (f) => c.watch(f),
+    timeoutMs: scaledMs(15_000),
+    quietMs: 0,
+    stallMs: STALL_MS,
+  });
+  return settled.done;
+}
+
+/**
  * A fault test's receiving end on a {@linkcode TestClient}: waits (bounded, never throwing) until
  * `c` got every id of `from`, acks each, then waits a quiet window after the last ack answer;
  * counts lost (never pushed), redelivered (pushed again before the ack) and duplicated (pushed
@@ -130,13 +151,7 @@ export async function receiveAndAck(
   row: { key: string; fault: string; crashes: () => number; figures?: Record<string, number> },
 ): Promise<Frame[]> {
   const t0 = Date.now();
-  await settle({
-    done: () => ids.every((id) => pushesOf(c, from, id) > 0),
-    subscribe: (f) => c.watch(f),
-    timeoutMs: scaledMs(15_000),
-    quietMs: 0,
-    stallMs: STALL_MS,
-  });
+  await settlePushed(c, from, ids);
   const got = ids.filter((id) => pushesOf(c, from, id) > 0);
   const answers = await Promise.all(got.map((id) => c.request({ type: "ack", from, id })));
   const ackedAt = c.frames.length;
