@@ -23,6 +23,7 @@ import { presenceHandlers } from "./handlers/presence.ts";
 import { groupHandlers } from "./handlers/groups.ts";
 import type { Messaging } from "./messaging/effects.ts";
 import { MessagingRuntime } from "./messaging/runtime.ts";
+import { WebhookDispatcher } from "../webhooks/dispatcher.ts";
 import { messagingHandlers } from "./handlers/messaging.ts";
 import { ConnectionTable } from "./connections.ts";
 import { LoginService } from "./login.ts";
@@ -192,9 +193,12 @@ async function startLocked(
     });
     // Every downlink goes through the tap, so the live inbox sees what the device gets.
     app.broker = app.inbox.wrap(broker);
+    const webhooks = new WebhookDispatcher(app);
+    app.webhooks = webhooks;
     const messaging = new MessagingRuntime(app, mqtt, {
       observeDuePush,
       observeAck,
+      applied: (fx) => webhooks.notify(fx),
     });
     app.messaging = messaging;
     app.presence = new Presence(app, mqtt);
@@ -222,6 +226,7 @@ async function startLocked(
       onMqtt: (conn) => b.handle(conn),
     });
     await messaging.start();
+    await webhooks.start();
     log.info("nixmsg serving", {
       listen: hostPort(listeners.listen),
       admin_listen: listeners.admin ? hostPort(listeners.admin) : "",
@@ -281,6 +286,7 @@ function running(
         listeners.stopAccepting();
         mqtt.stop();
         messaging.stop();
+        app.webhooks?.stop();
         await store.drain(config.timeouts.shutdown_drain_seconds * 1000);
         await mqtt.settle(SETTLE_MS);
         await broker.close();
