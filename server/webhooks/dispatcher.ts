@@ -379,7 +379,17 @@ export class WebhookDispatcher {
       else this.#tries.set(e.id, n);
     }
     const key = e.kind === "receipt" ? e.ev.receiptId : e.ev.seq;
-    await this.#app.store.run("webhook.retry", { endpointId, kind: e.kind, key, dueAt });
+    const r = await this.#app.store.run("webhook.retry", { endpointId, kind: e.kind, key, dueAt });
+    if (e.kind === "msg" && !r.changed) {
+      // It ended while the POST was out (recalled, expired…): the `revoked` is due now.
+      await this.#app.store.run("webhook.retry", {
+        endpointId,
+        kind: "revoked",
+        key,
+        dueAt: this.#app.clock(),
+      });
+      this.#schedule(endpointId);
+    }
   }
 
   #record(endpointId: string, kind: WebhookEventKind, eventId: string, r: PostResult) {
