@@ -23,3 +23,31 @@ Deno.test("verify() accepts the right signature among several and refuses a chan
   assert.equal(verify(secret, "e1", 10, "{ }", header), false);
   assert.equal(verify(secret, "e2", 10, "{}", header), false);
 });
+
+Deno.test("the TypeScript verification example of docs/protocol.md accepts our signatures", async () => {
+  const doc = await Deno.readTextFile(new URL("../../docs/protocol.md", import.meta.url));
+  const from = doc.indexOf("### Verifying a signature");
+  const start = doc.indexOf("```ts\n", from) + "```ts\n".length;
+  const code = doc.slice(start, doc.indexOf("```", start));
+  const file = await Deno.makeTempFile({ suffix: ".ts" });
+  try {
+    await Deno.writeTextFile(file, code);
+    const mod = await import(`file://${file}`) as {
+      verifyWebhook(secret: string, headers: Headers, body: string): boolean;
+    };
+    const secret = newWebhookSecret();
+    const ts = Math.floor(Date.now() / 1000);
+    const body = '{"v":1,"type":"receipt","data":"中文"}';
+    const headers = new Headers({
+      "webhook-id": "rcpt_1",
+      "webhook-timestamp": String(ts),
+      "webhook-signature": sign(secret, "rcpt_1", ts, body),
+    });
+    assert.equal(mod.verifyWebhook(secret, headers, body), true);
+    assert.equal(mod.verifyWebhook(secret, headers, body + " "), false);
+    headers.set("webhook-timestamp", String(ts - 3600));
+    assert.equal(mod.verifyWebhook(secret, headers, body), false);
+  } finally {
+    await Deno.remove(file);
+  }
+});
