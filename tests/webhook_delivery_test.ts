@@ -240,3 +240,45 @@ Deno.test({
     console.log(`delivered before kill ${before}, duplicates by event id ${duplicates}`);
     for (const h of r.hits) assert.ok(h.signed);
   }));
+
+Deno.test({
+  name: "a receiver outage of 60 s loses no message and no receipt",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, () =>
+  withWorld(async (w) => {
+    const r = w.receiver;
+    const a = await w.session("a");
+    // b sends over MQTT and leaves, so the receipts of what it sent go to its webhook.
+    const b = await w.session("b");
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await b.request(sendNowFrame(`s${i}`, "a", "x"))).ok, true);
+    }
+    await b.close();
+    await r.stop();
+    const down = Date.now();
+    const sent: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      sent.push(`o${i}`);
+      assert.equal((await a.request(sendNowFrame(`o${i}`, "b", `o ${i}`, KEEP))).ok, true);
+    }
+    for (let i = 0; i < 3; i++) {
+      await waitMsg(a, `s${i}`);
+      await a.request({ type: "ack", from: "b", id: `s${i}` });
+    }
+    await untilLog(w.server, (l) => l.msg === "webhook failing" && l.error === "refused");
+    // The outage lasts 60 s; the server keeps retrying meanwhile (up to retry_max_seconds apart).
+    await new Promise((res) => setTimeout(res, Math.max(0, 60_000 - (Date.now() - down))));
+    r.start();
+    await r.until(
+      () =>
+        sent.every((id) => msgEvents(r, id).length > 0) &&
+        [...r.delivered().values()].filter((h) => h.event.type === "receipt").length === 3,
+      "every message and receipt after the outage",
+      30_000,
+    );
+    const lost = sent.filter((id) => msgEvents(r, id).length === 0);
+    assert.equal(lost.length, 0, `lost ${lost.length}`);
+    assert.equal(r.delivered().size, 23, "one delivered event per event id");
+    for (const id of sent) assert.equal((await waitReceipt(a, id)).state, "accepted");
+  }));
