@@ -346,8 +346,9 @@ export class WebhookDispatcher {
         from: e.ev.senderId,
         id: e.ev.msgId,
       });
+      // The receipts go to the sender (MQTT or its webhook); applying them also drops the frames
+      // of messages that ended.
       this.#app.messaging.apply({ receipts: a.receipts });
-      this.#app.messaging.acked(endpointId, e.ev.senderId, e.ev.msgId, null, a.completed);
       if (a.completed || a.result !== "accepted") {
         void this.#frames.release(e.ev.senderId, e.ev.msgId);
       }

@@ -246,6 +246,23 @@ contractTest(
   },
 );
 
+contractTest(
+  "removing or disabling the only way to an endpoint starts the grace period of what it waits for",
+  async (s) => {
+    await hooked(s);
+    const seq = (await s.run("message.submit", binaryArgs("m1"))).seq!;
+    assert.equal((await delivery(s, seq)).expire_at, null);
+    await s.run("webhook.put", { endpointId: "b", url: "http://h/b", enabled: false }, T0 + 10);
+    assert.equal((await delivery(s, seq)).expire_at, T0 + 10 + GRACE);
+    // While an MQTT connection remains, removing the webhook changes nothing.
+    await s.run("webhook.put", { endpointId: "b", url: "http://h/b", enabled: true }, T0 + 20);
+    const seq2 = (await s.run("message.submit", binaryArgs("m2"), T0 + 20)).seq!;
+    await s.run("context.connected", { endpointId: "b", connCode: "c1" });
+    await s.run("webhook.delete", { endpointId: "b" }, T0 + 30);
+    assert.equal((await delivery(s, seq2)).expire_at, null);
+  },
+);
+
 contractTest("webhook.load makes the enabled webhooks count as connections", async (s) => {
   await s.run("context.configure", { graceMs: GRACE });
   await s.addEndpoint("a", { offlineSince: null });

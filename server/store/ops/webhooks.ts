@@ -61,6 +61,11 @@ const SQL_MSG_RETRY = `UPDATE deliveries SET pushed_conn = NULL, hook_due = ?, u
   expire_at = CASE WHEN keep = 0 AND expire_at IS NULL THEN ? ELSE expire_at END
   WHERE seq = ? AND endpoint_id = ? AND state = 'pending' AND pushed_conn = '${WEBHOOK_CONN}'`;
 const SQL_ENABLED = "SELECT endpoint_id FROM webhooks WHERE enabled = 1";
+// As when a device's last connection ends (spec 7.5 任一连接断开时): not-kept deliveries get
+// at least `now + grace`.
+const SQL_GRACE_NOT_KEPT = `UPDATE deliveries SET expire_at = ?, updated_at = ?
+  WHERE endpoint_id = ? AND state = 'pending' AND keep = 0
+    AND (expire_at IS NULL OR expire_at < ?)`;
 const SQL_RECEIPT_RETRY = `UPDATE receipts SET hook_due = ?
   WHERE receipt_id = ? AND sender_id = ? AND acked = 0`;
 const SQL_DUE = `SELECT w.endpoint_id FROM webhooks w WHERE w.enabled = 1 AND (
@@ -149,7 +154,7 @@ export function putWebhook(
   if (!args.enabled) prepareCached(db, SQL_RELEASE_MARKS).run(now, args.endpointId);
   const hook = { endpointId: args.endpointId, connCode: WEBHOOK_CONN };
   if (args.enabled) connected(db, hook, now);
-  else disconnected(db, hook, now);
+  else if (!disconnected(db, hook, now).connected) graceNotKept(db, args.endpointId, now);
   return { created: existing === undefined };
 }
 
@@ -161,8 +166,14 @@ export function deleteWebhook(
 ): { deleted: boolean } {
   const r = prepareCached(db, SQL_DELETE).run(args.endpointId);
   prepareCached(db, SQL_RELEASE_MARKS).run(now, args.endpointId);
-  disconnected(db, { endpointId: args.endpointId, connCode: WEBHOOK_CONN }, now);
+  const hook = { endpointId: args.endpointId, connCode: WEBHOOK_CONN };
+  if (!disconnected(db, hook, now).connected) graceNotKept(db, args.endpointId, now);
   return { deleted: Number(r.changes) > 0 };
+}
+
+function graceNotKept(db: DatabaseSync, endpointId: string, now: number): void {
+  const until = now + opsContext.limits.graceMs;
+  prepareCached(db, SQL_GRACE_NOT_KEPT).run(until, now, endpointId, until);
 }
 
 /**
@@ -407,4 +418,5 @@ export const WEBHOOK_SQL = {
   SQL_DUE,
   SQL_BACKLOG,
   SQL_ENABLED,
+  SQL_GRACE_NOT_KEPT,
 };

@@ -46,7 +46,7 @@ export async function putWebhook(
   if (!args.enabled) await t.q(S.SQL_RELEASE_MARKS, [now, args.endpointId]);
   const hook = { endpointId: args.endpointId, connCode: WEBHOOK_CONN };
   if (args.enabled) await connected(t, hook, now);
-  else forget(t.ctx, hook);
+  else if (!forget(t.ctx, hook)) await graceNotKept(t, args.endpointId, now);
   return { created: existing.length === 0 };
 }
 
@@ -58,8 +58,14 @@ export async function deleteWebhook(
 ): Promise<{ deleted: boolean }> {
   const r = await t.q(S.SQL_DELETE, [args.endpointId]);
   await t.q(S.SQL_RELEASE_MARKS, [now, args.endpointId]);
-  forget(t.ctx, { endpointId: args.endpointId, connCode: WEBHOOK_CONN });
+  const hook = { endpointId: args.endpointId, connCode: WEBHOOK_CONN };
+  if (!forget(t.ctx, hook)) await graceNotKept(t, args.endpointId, now);
   return { deleted: r.count > 0 };
+}
+
+async function graceNotKept(t: PgTx, endpointId: string, now: number): Promise<void> {
+  const until = now + t.ctx.limits.graceMs;
+  await t.q(S.SQL_GRACE_NOT_KEPT, [until, now, endpointId, until]);
 }
 
 /** `webhook.load`. */
