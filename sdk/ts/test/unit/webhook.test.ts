@@ -11,40 +11,22 @@ const SIG = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=";
 
 test("signWebhook makes the Standard Webhooks signature", async () => {
   assert.equal(await signWebhook(SECRET, ID, TS, BODY), SIG);
-  assert.equal(
-    await signWebhook(SECRET, ID, TS, new TextEncoder().encode(BODY)),
-    SIG,
-  );
+  assert.equal(await signWebhook(SECRET, ID, TS, new TextEncoder().encode(BODY)), SIG);
 });
 
 test("verifyWebhook accepts a valid request within the tolerance and refuses the rest", async () => {
   const now = TS * 1000;
-  const headers = {
-    "webhook-id": ID,
-    "webhook-timestamp": String(TS),
-    "webhook-signature": SIG,
-  };
+  const headers = { "webhook-id": ID, "webhook-timestamp": String(TS), "webhook-signature": SIG };
   assert.equal(await verifyWebhook(SECRET, headers, BODY, { now }), true);
-  assert.equal(
-    await verifyWebhook(SECRET, new Headers(headers), BODY, { now }),
-    true,
-  );
+  assert.equal(await verifyWebhook(SECRET, new Headers(headers), BODY, { now }), true);
   const several = { ...headers, "webhook-signature": `v1,AAAA ${SIG}` };
   assert.equal(await verifyWebhook(SECRET, several, BODY, { now }), true);
+  assert.equal(await verifyWebhook(SECRET, headers, BODY + " ", { now }), false);
   assert.equal(
-    await verifyWebhook(SECRET, headers, BODY + " ", { now }),
+    await verifyWebhook(SECRET, { ...headers, "webhook-id": "x" }, BODY, { now }),
     false,
   );
-  assert.equal(
-    await verifyWebhook(SECRET, { ...headers, "webhook-id": "x" }, BODY, {
-      now,
-    }),
-    false,
-  );
-  assert.equal(
-    await verifyWebhook(SECRET, headers, BODY, { now: now + 301_000 }),
-    false,
-  );
+  assert.equal(await verifyWebhook(SECRET, headers, BODY, { now: now + 301_000 }), false);
   assert.equal(await verifyWebhook("whsec_%%%", headers, BODY, { now }), false);
   assert.equal(await verifyWebhook(SECRET, {}, BODY, { now }), false);
 });
