@@ -110,7 +110,10 @@ Deno.test("the secret is shown once; get, change, rotate, test event and delete 
 Deno.test("a message to an endpoint with only a webhook is POSTed, acked by the 2xx, and its receipt reaches the sender", async () => {
   const ref = { secret: "" };
   const receiver = startReceiver(ref);
-  const { t, admin } = await adminSession({ webhooks: { allow: ["127.0.0.1"] } });
+  const { t, admin } = await adminSession({
+    webhooks: { allow: ["127.0.0.1"] },
+    metrics: { token: "metrics-token" },
+  });
   const clients: TestClient[] = [];
   try {
     await t.createEndpoint("dev1", PW);
@@ -128,6 +131,30 @@ Deno.test("a message to an endpoint with only a webhook is POSTed, acked by the 
     assert.equal((await waitReceipt(app, "h1")).state, "accepted");
     const recent = (await admin.get(W)).data.recent as Item[];
     assert.deepEqual(recent.map((a) => [a.kind, a.ok]), [["msg", true]]);
+
+    // dev1 sends over HTTP (the admin API on its behalf); app acks; the receipt goes to the webhook.
+    const sent = await admin.post("/api/admin/endpoints/dev1/messages", {
+      id: "from-dev1",
+      to: { kind: "endpoint", id: "app" },
+      body: { enc: "utf8", data: "over http" },
+    });
+    assert.equal(sent.status, 200, sent.text);
+    await app.waitFrame((f) => f.type === "msg" && f.id === "from-dev1", "from-dev1");
+    assert.equal((await app.request({ type: "ack", from: "dev1", id: "from-dev1" })).ok, true);
+    await receiver.until(
+      () => receiver.hits.some((h) => h.event.type === "receipt" && h.event.id === "from-dev1"),
+      "the receipt of the HTTP send",
+    );
+    const receipt = receiver.hits.find((h) => h.event.type === "receipt")!;
+    assert.deepEqual([receipt.event.state, receipt.event.endpoint_id], ["accepted", "app"]);
+    assert.equal(receipt.id, `rcpt_${receipt.event.receipt_id}`);
+
+    const metrics = await fetch(`${t.httpUrl}/metrics`, {
+      headers: { authorization: "Bearer metrics-token" },
+    }).then((r) => r.text());
+    assert.match(metrics, /nixmsg_webhook_attempts_total\{kind="msg",result="ok"\} 1/);
+    assert.match(metrics, /nixmsg_webhook_latency_seconds_count \d+/);
+    assert.match(metrics, /nixmsg_webhook_backlog\{kind="msg"\} 0/);
   } finally {
     for (const c of clients) await c.close();
     await t.close();
