@@ -132,6 +132,7 @@ async function startLocked(
   let broker: Broker | null = null;
   let listeners: Listeners | null = null;
   let history: MetricsHistory | null = null;
+  let dispatcher: WebhookDispatcher | null = null;
   try {
     await store.run("context.configure", {
       graceMs: config.limits.grace_seconds * 1000,
@@ -194,6 +195,7 @@ async function startLocked(
     // Every downlink goes through the tap, so the live inbox sees what the device gets.
     app.broker = app.inbox.wrap(broker);
     const webhooks = new WebhookDispatcher(app);
+    dispatcher = webhooks;
     app.webhooks = webhooks;
     const messaging = new MessagingRuntime(app, mqtt, {
       observeDuePush,
@@ -202,6 +204,8 @@ async function startLocked(
     });
     app.messaging = messaging;
     app.presence = new Presence(app, mqtt);
+    // Before any send can be dispatched: enabled webhooks count as connections (issue 34).
+    await webhooks.start();
     history = startMetricsHistory(app, { intervalMs: opts.historyIntervalMs });
 
     const routes: Route[] = [
@@ -226,7 +230,6 @@ async function startLocked(
       onMqtt: (conn) => b.handle(conn),
     });
     await messaging.start();
-    await webhooks.start();
     log.info("nixmsg serving", {
       listen: hostPort(listeners.listen),
       admin_listen: listeners.admin ? hostPort(listeners.admin) : "",
@@ -243,6 +246,7 @@ async function startLocked(
       history,
     );
   } catch (err) {
+    dispatcher?.stop();
     history?.close();
     await listeners?.close();
     await broker?.close();

@@ -31,6 +31,8 @@ const REFRESH_MS = 5000;
 const RECENT = 20;
 /** A `revoked` event is best effort (spec 6.4): it is given up after this many failures. */
 const REVOKED_MAX_TRIES = 8;
+/** Failure counts kept for receipts and `revoked` events (a receipt may be deleted meanwhile). */
+const MAX_TRIES_KEPT = 100_000;
 
 /** The kinds of event a webhook receives. */
 export type WebhookEventKind = "msg" | "receipt" | "revoked" | "test";
@@ -377,7 +379,10 @@ export class WebhookDispatcher {
     if (e.kind === "revoked" && n >= REVOKED_MAX_TRIES) dueAt = null;
     if (e.kind !== "msg") {
       if (dueAt === null) this.#tries.delete(e.id);
-      else this.#tries.set(e.id, n);
+      else {
+        if (this.#tries.size >= MAX_TRIES_KEPT) this.#tries.clear();
+        this.#tries.set(e.id, n);
+      }
     }
     const key = e.kind === "receipt" ? e.ev.receiptId : e.ev.seq;
     const r = await this.#app.store.run("webhook.retry", { endpointId, kind: e.kind, key, dueAt });
