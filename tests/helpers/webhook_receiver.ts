@@ -23,6 +23,8 @@ export interface Receiver {
   readonly port: number;
   readonly url: string;
   readonly hits: Hit[];
+  /** Requests received and not answered yet. */
+  readonly inflight: number;
   /** Replaces the answer rule. */
   behave(fn: (hit: Hit, n: number) => Answer): void;
   /** Resolves once `pred` holds (checked on every hit); rejects after `timeoutMs`. */
@@ -53,10 +55,20 @@ export function startReceiver(secretRef: { secret: string }): Receiver {
   let rule: (hit: Hit, n: number) => Answer = () => 200;
   let server: Deno.HttpServer<Deno.NetAddr> | null = null;
   let port = 0;
+  let inflight = 0;
   const notify = () => {
     for (const w of [...watchers]) w();
   };
   const handler = async (req: Request): Promise<Response> => {
+    inflight++;
+    notify();
+    try {
+      return await answer(req);
+    } finally {
+      inflight--;
+    }
+  };
+  const answer = async (req: Request): Promise<Response> => {
     const body = await req.text();
     const id = req.headers.get("webhook-id") ?? "";
     const ts = req.headers.get("webhook-timestamp") ?? "";
@@ -91,6 +103,9 @@ export function startReceiver(secretRef: { secret: string }): Receiver {
       return `http://127.0.0.1:${port}/hook`;
     },
     hits,
+    get inflight() {
+      return inflight;
+    },
     behave(fn) {
       rule = fn;
     },
