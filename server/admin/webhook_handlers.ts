@@ -83,7 +83,8 @@ export function webhookHandlers(d: AdminDeps) {
     try {
       const url = parseWebhookUrl(text);
       if (app.webhooks !== undefined) {
-        await resolveChecked(hostOf(url), app.webhooks.allow);
+        const timeoutMs = app.config.webhooks.connect_timeout_seconds * 1000;
+        await resolveChecked(hostOf(url), app.webhooks.allow, timeoutMs);
       }
     } catch (err) {
       if (err instanceof WebhookAddressError) throw bad(`字段不合法：url ${err.message}`);

@@ -118,17 +118,30 @@ export function checkAddresses(
 }
 
 /**
- * Resolves `host` (an IP literal stands for itself) and checks every address.
+ * Resolves `host` (an IP literal stands for itself), giving up after `timeoutMs`, and checks
+ * every address.
  *
  * @throws {WebhookAddressError} when the name does not resolve or an address is refused
  */
-export async function resolveChecked(host: string, allow: AllowList): Promise<string[]> {
+export async function resolveChecked(
+  host: string,
+  allow: AllowList,
+  timeoutMs = 10_000,
+): Promise<string[]> {
   if (isIP(host) !== 0) return checkAddresses(host, [host], allow);
   let found: { address: string }[];
+  let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    found = await lookup(host, { all: true, verbatim: true });
+    found = await Promise.race([
+      lookup(host, { all: true, verbatim: true }),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error("timeout")), timeoutMs);
+      }),
+    ]);
   } catch {
     throw new WebhookAddressError(`无法解析主机名 ${host}`);
+  } finally {
+    clearTimeout(timer);
   }
   return checkAddresses(host, found.map((f) => f.address), allow);
 }
