@@ -6,8 +6,14 @@
  */
 import http from "node:http";
 import https from "node:https";
-import type { LookupFunction } from "node:net";
-import { type AllowList, hostOf, resolveChecked, WebhookAddressError } from "./address_policy.ts";
+import { isIP, type LookupFunction } from "node:net";
+import {
+  type AllowList,
+  checkAddresses,
+  hostOf,
+  resolveChecked,
+  WebhookAddressError,
+} from "./address_policy.ts";
 
 /** Options of {@link postWebhook}. */
 export interface PostOptions {
@@ -78,6 +84,8 @@ export function postWebhook(
     const payload = new TextEncoder().encode(body);
     let req: http.ClientRequest;
     try {
+      // An IP literal never goes through `lookup`: check it here.
+      if (isIP(hostOf(url)) !== 0) checkAddresses(hostOf(url), [hostOf(url)], opts.allow);
       req = mod.request({
         protocol: url.protocol,
         hostname: hostOf(url),

@@ -98,4 +98,14 @@ Deno.test("postWebhook() reports a refused connection and a refused address", as
     { ...OPTS, allow: allowListOf([]) },
   );
   assert.deepEqual([denied.ok, denied.error], [false, "address_refused"]);
+  // An IP literal is checked too, though it needs no DNS lookup.
+  for (const host of ["127.0.0.1", "[::1]", "[::ffff:127.0.0.1]"]) {
+    const literal = await postWebhook(
+      new URL(`http://${host}:${port}/`),
+      "{}",
+      {},
+      { ...OPTS, allow: allowListOf([]) },
+    );
+    assert.deepEqual([literal.ok, literal.error], [false, "address_refused"], host);
+  }
 });
