@@ -94,7 +94,8 @@ export function postWebhook(
         method: "POST",
         agent: false,
         lookup: checkedLookup(opts.allow),
-        servername: hostOf(url),
+        // SNI carries names only (RFC 6066); the certificate is checked against the host either way.
+        ...(isIP(hostOf(url)) === 0 ? { servername: hostOf(url) } : {}),
         headers: {
           ...headers,
           "content-type": "application/json",

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import { allowListOf } from "./address_policy.ts";
 import { type PostOptions, postWebhook } from "./http_post.ts";
+import { HAS_OPENSSL, makeCert } from "../net/_test_util.ts";
 
 const OPTS: PostOptions = {
   allow: allowListOf(["127.0.0.1/32"]),
@@ -107,5 +108,36 @@ Deno.test("postWebhook() reports a refused connection and a refused address", as
       { ...OPTS, allow: allowListOf([]) },
     );
     assert.deepEqual([literal.ok, literal.error], [false, "address_refused"], host);
+  }
+});
+
+Deno.test({
+  name: "postWebhook() speaks https and refuses a certificate it cannot trust",
+  ignore: !HAS_OPENSSL,
+}, async () => {
+  const dir = await Deno.makeTempDir();
+  const cert = await makeCert(dir, "hook");
+  const server = Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    cert: await Deno.readTextFile(cert.certFile),
+    key: await Deno.readTextFile(cert.keyFile),
+    onListen() {},
+  }, () => new Response("ok"));
+  try {
+    const allow = allowListOf(["localhost", "127.0.0.1/32"]);
+    const r = await postWebhook(
+      new URL(`https://localhost:${server.addr.port}/hook`),
+      "{}",
+      {},
+      { ...OPTS, allow },
+    );
+    // Self-signed: the TLS handshake fails, which is a failed attempt, not a crash.
+    assert.equal(r.ok, false);
+    assert.equal(r.status, 0);
+    assert.notEqual(r.error, "");
+  } finally {
+    await server.shutdown();
+    await Deno.remove(dir, { recursive: true });
   }
 });
