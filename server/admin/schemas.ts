@@ -125,7 +125,7 @@ export const WebhookAttemptSchema = closed({
   status: Type.Integer({ minimum: 0, description: "HTTP status, or 0 without an answer" }),
   error: Type.String({
     description: "Empty on success; else `http_<status>`, `timeout`, `connect_timeout`, " +
-      "`refused`, `reset`, `dns`, `address_refused` or `error`",
+      "`refused`, `reset`, `dns`, `tls`, `address_refused` or `error`",
   }),
   ms: nonNegInt,
 });

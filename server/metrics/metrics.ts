@@ -156,7 +156,7 @@ export function observeAck(ms: number): void {
 const webhookAttempts = new Counter({
   name: "nixmsg_webhook_attempts_total",
   help: "Webhook POSTs by event kind (msg, receipt, revoked, test) and result (ok, http_4xx, " +
-    "http_5xx, http_3xx, timeout, connect_timeout, refused, reset, address_refused, dns, error)",
+    "http_5xx, http_3xx, timeout, connect_timeout, refused, reset, address_refused, dns, tls, error)",
   labelNames: ["kind", "result"] as const,
   registers: [shared],
 });
@@ -174,6 +174,7 @@ const WEBHOOK_RESULTS = new Set([
   "reset",
   "address_refused",
   "dns",
+  "tls",
 ]);
 
 /** Counts one webhook POST and its duration; results fold into bounded labels. */

@@ -27,7 +27,10 @@ export interface PostOptions {
 export interface PostResult {
   ok: boolean;
   status: number;
-  /** Short cause for logs and the console: `timeout`, `refused`, `address_refused`, `http_500`… */
+  /**
+   * Short cause for logs and the console: `http_<status>`, `timeout`, `connect_timeout`,
+   * `refused`, `reset`, `dns`, `tls`, `address_refused` or `error`; empty on success.
+   */
   error: string;
   ms: number;
 }
@@ -50,7 +53,10 @@ function causeOf(err: unknown): string {
   if (code === "ENOTFOUND" || code === "EAI_AGAIN") return "dns";
   if ((err as Error)?.message === "connect_timeout") return "connect_timeout";
   if ((err as Error)?.message === "timeout") return "timeout";
-  return code === "" ? "error" : code.toLowerCase();
+  if (/^(ERR_TLS|ERR_SSL|CERT_|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_|ERR_CERT)/.test(code)) {
+    return "tls";
+  }
+  return "error";
 }
 
 /**

@@ -893,7 +893,7 @@ export interface components {
             ok: boolean;
             /** @description HTTP status, or 0 without an answer */
             status: number;
-            /** @description Empty on success; else `http_<status>`, `timeout`, `connect_timeout`, `refused`, `reset`, `dns`, `address_refused` or `error` */
+            /** @description Empty on success; else `http_<status>`, `timeout`, `connect_timeout`, `refused`, `reset`, `dns`, `tls`, `address_refused` or `error` */
             error: string;
             ms: number;
         };
