@@ -35,10 +35,13 @@ interface World {
 }
 
 /** Endpoints a and b; b's webhook points at a fresh receiver. */
-async function withWorld(fn: (w: World) => Promise<void>): Promise<void> {
+async function withWorld(
+  fn: (w: World) => Promise<void>,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
   const secret = newWebhookSecret();
   const receiver = startReceiver({ secret });
-  const home = await prepareHome(CONFIG, ["a", "b"], PW);
+  const home = await prepareHome({ ...CONFIG, ...extra }, ["a", "b"], PW);
   const db = openDb(dbPath(home.dataDir));
   try {
     putWebhook(db, { endpointId: "b", url: receiver.url, enabled: true, secret }, Date.now());
@@ -290,3 +293,32 @@ Deno.test({
     assert.equal(r.delivered().size, 23, "one delivered event per event id");
     for (const id of sent) assert.equal((await waitReceipt(a, id)).state, "accepted");
   }));
+
+Deno.test({
+  name:
+    "a webhook that keeps failing ends messages as for a device: expired at TTL, dropped at grace",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, () =>
+  withWorld(async (w) => {
+    const r = w.receiver;
+    r.behave((h) => h.event.type === "msg" ? 503 : 200);
+    const a = await w.session("a");
+    const kept = { offline: { keep: true, ttl_seconds: 2 } };
+    assert.equal((await a.request(sendNowFrame("ttl", "b", "x", kept))).ok, true);
+    assert.equal((await a.request(sendNowFrame("grace", "b", "x"))).ok, true);
+    const ttl = await waitReceipt(a, "ttl");
+    assert.deepEqual([ttl.state, ttl.reason], ["expired", "ttl"]);
+    const grace = await waitReceipt(a, "grace");
+    assert.deepEqual([grace.state, grace.reason], ["dropped", "offline"]);
+    // Both were POSTed and failed before they ended: the webhook hears `revoked` for each.
+    await r.until(
+      () => r.hits.filter((h) => h.event.type === "revoked" && h.status === 200).length === 2,
+      "two revoked events",
+    );
+    const reasons = r.hits.filter((h) => h.event.type === "revoked").map((h) =>
+      `${h.event.id}:${h.event.reason}`
+    ).sort();
+    assert.deepEqual(reasons, ["grace:dropped", "ttl:expired"]);
+    assert.ok(msgEvents(r, "ttl").length >= 2, "retried until the TTL ended");
+  }, { limits: { grace_seconds: 2 } }));
