@@ -322,3 +322,22 @@ Deno.test({
     assert.deepEqual(reasons, ["grace:dropped", "ttl:expired"]);
     assert.ok(msgEvents(r, "ttl").length >= 2, "retried until the TTL ended");
   }, { limits: { grace_seconds: 2 } }));
+
+Deno.test({
+  name: "a stored webhook to an address the allow-list no longer holds is refused at connect time",
+  sanitizeResources: false,
+  sanitizeOps: false,
+}, () =>
+  withWorld(async (w) => {
+    const a = await w.session("a");
+    assert.equal((await a.request(sendNowFrame("ssrf", "b", "x", KEEP))).ok, true);
+    await untilLog(w.server, (l) => l.msg === "webhook failing" && l.error === "address_refused");
+    assert.equal(w.receiver.hits.length, 0, "nothing reached the receiver");
+    for (const l of w.server.logs) {
+      const text = JSON.stringify(l);
+      assert.ok(
+        !text.includes(w.receiver.url) && !text.includes(w.secret),
+        "no URL or secret logged",
+      );
+    }
+  }, { webhooks: { ...CONFIG.webhooks, allow: [] } }));
