@@ -140,6 +140,9 @@ export class WebhookDispatcher {
       return;
     }
     const seen = new Set<string>();
+    // Only new or changed webhooks are claimed for at once; the others wait for their wakes and
+    // the poll, so an idle server writes nothing per webhook.
+    const changed: string[] = [];
     for (const row of rows) {
       seen.add(row.endpointId);
       const h = this.#hooks.get(row.endpointId);
@@ -149,6 +152,7 @@ export class WebhookDispatcher {
       } catch {
         url = null;
       }
+      if (h === undefined || h.row.updatedAt !== row.updatedAt) changed.push(row.endpointId);
       if (h === undefined) {
         this.#hooks.set(row.endpointId, {
           row,
@@ -174,7 +178,7 @@ export class WebhookDispatcher {
         this.#app.log.warn("webhooks: load failed", { error: (err as Error).message });
       }
     }
-    for (const r of rows) if (r.enabled) this.#schedule(r.endpointId);
+    for (const id of changed) this.#schedule(id);
   }
 
   /** Live side effects of a committed op: new deliveries or receipts may be due for a webhook. */
