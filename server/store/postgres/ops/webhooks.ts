@@ -2,6 +2,7 @@ import { OpError } from "../../op_error.ts";
 import type { DeliveryState, ReceiptRow, ReceiptState } from "../../ops/receipts.ts";
 import {
   revokeReasonOf,
+  WEBHOOK_CONN,
   WEBHOOK_SQL,
   type WebhookClaim,
   type WebhookClaimArgs,
@@ -11,7 +12,6 @@ import {
   type WebhookRow,
 } from "../../ops/webhooks.ts";
 import type { PgReader, PgTx } from "../op.ts";
-import { WEBHOOK_CONN } from "../../ops/webhooks.ts";
 import { connected, forget } from "./context.ts";
 
 // The twin of server/store/ops/webhooks.ts: the same statements, with `$n` placeholders.
