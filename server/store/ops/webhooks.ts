@@ -18,7 +18,7 @@ import { connected, disconnected, opsContext } from "./context.ts";
 // period starts with the first failed POST (`webhook.retry` sets `expire_at`), so a dead webhook
 // ends such a message as `dropped` after `grace_seconds`, as a device that went away would.
 
-/** The `pushed_conn` of a delivery whose `msg` event is being POSTed. */
+/** The `pushed_conn` of a delivery whose `msg` event is being POSTed (spelled out in the SQL). */
 export const WEBHOOK_CONN = "webhook";
 
 const SQL_ENDPOINT = "SELECT 1 AS found FROM endpoints WHERE id = ?";
@@ -32,17 +32,17 @@ const SQL_UPDATE = `UPDATE webhooks SET url = ?, enabled = ?, secret = coalesce(
   updated_at = ? WHERE endpoint_id = ?`;
 const SQL_DELETE = "DELETE FROM webhooks WHERE endpoint_id = ?";
 const SQL_RELEASE_MARKS = `UPDATE deliveries SET pushed_conn = NULL, updated_at = ?
-  WHERE endpoint_id = ? AND state = 'pending' AND pushed_conn = '${WEBHOOK_CONN}'`;
+  WHERE endpoint_id = ? AND state = 'pending' AND pushed_conn = 'webhook'`;
 const SQL_MSG_DUE = `SELECT d.seq, d.send_at, d.attempts, m.id, m.sender_id
   FROM deliveries d JOIN messages m ON m.seq = d.seq
   WHERE d.endpoint_id = ? AND d.state = 'pending'
-    AND (d.pushed_conn IS NULL OR d.pushed_conn = '${WEBHOOK_CONN}')
+    AND (d.pushed_conn IS NULL OR d.pushed_conn = 'webhook')
     AND (d.hook_due IS NULL OR d.hook_due <= ?) AND (d.expire_at IS NULL OR d.expire_at > ?)
   ORDER BY d.send_at, d.seq LIMIT ?`;
-const SQL_MSG_MARK = `UPDATE deliveries SET pushed_conn = '${WEBHOOK_CONN}', pushed_at = ?,
+const SQL_MSG_MARK = `UPDATE deliveries SET pushed_conn = 'webhook', pushed_at = ?,
   attempts = attempts + 1, hook_due = ?, updated_at = ?
   WHERE seq = ? AND endpoint_id = ? AND state = 'pending'
-    AND (pushed_conn IS NULL OR pushed_conn = '${WEBHOOK_CONN}')
+    AND (pushed_conn IS NULL OR pushed_conn = 'webhook')
     AND (hook_due IS NULL OR hook_due <= ?)`;
 const SQL_RECEIPTS_DUE = `SELECT receipt_id, msg_id, endpoint_id, state, reason, created_at
   FROM receipts WHERE sender_id = ? AND acked = 0 AND (hook_due IS NULL OR hook_due <= ?)
@@ -59,7 +59,7 @@ const SQL_REVOKED_MARK = `UPDATE deliveries SET hook_due = ?
     AND state NOT IN ('pending', 'accepted')`;
 const SQL_MSG_RETRY = `UPDATE deliveries SET pushed_conn = NULL, hook_due = ?, updated_at = ?,
   expire_at = CASE WHEN keep = 0 AND expire_at IS NULL THEN ? ELSE expire_at END
-  WHERE seq = ? AND endpoint_id = ? AND state = 'pending' AND pushed_conn = '${WEBHOOK_CONN}'`;
+  WHERE seq = ? AND endpoint_id = ? AND state = 'pending' AND pushed_conn = 'webhook'`;
 const SQL_ENABLED = "SELECT endpoint_id FROM webhooks WHERE enabled = 1";
 // As when a device's last connection ends (spec 7.5 任一连接断开时): not-kept deliveries get
 // at least `now + grace`.
@@ -70,18 +70,20 @@ const SQL_RECEIPT_RETRY = `UPDATE receipts SET hook_due = ?
   WHERE receipt_id = ? AND sender_id = ? AND acked = 0`;
 const SQL_DUE = `SELECT w.endpoint_id FROM webhooks w WHERE w.enabled = 1 AND (
   EXISTS (SELECT 1 FROM deliveries d WHERE d.endpoint_id = w.endpoint_id AND d.state = 'pending'
-    AND (d.pushed_conn IS NULL OR d.pushed_conn = '${WEBHOOK_CONN}')
+    AND (d.pushed_conn IS NULL OR d.pushed_conn = 'webhook')
     AND (d.hook_due IS NULL OR d.hook_due <= ?1) AND (d.expire_at IS NULL OR d.expire_at > ?1))
   OR EXISTS (SELECT 1 FROM receipts r WHERE r.sender_id = w.endpoint_id AND r.acked = 0
     AND (r.hook_due IS NULL OR r.hook_due <= ?1))
   OR EXISTS (SELECT 1 FROM deliveries d WHERE d.endpoint_id = w.endpoint_id
     AND d.hook_due IS NOT NULL AND d.state NOT IN ('pending', 'accepted') AND d.hook_due <= ?1))
   ORDER BY w.endpoint_id`;
+// Per webhook, so each count searches that endpoint's part of the outbox indexes.
 const SQL_BACKLOG = `SELECT
-  (SELECT count(*) FROM webhooks w JOIN deliveries d ON d.endpoint_id = w.endpoint_id
-    WHERE w.enabled = 1 AND d.state = 'pending') AS msgs,
-  (SELECT count(*) FROM webhooks w JOIN receipts r ON r.sender_id = w.endpoint_id
-    WHERE w.enabled = 1 AND r.acked = 0) AS receipts`;
+  coalesce(sum((SELECT count(*) FROM deliveries d
+    WHERE d.endpoint_id = w.endpoint_id AND d.state = 'pending')), 0) AS msgs,
+  coalesce(sum((SELECT count(*) FROM receipts r
+    WHERE r.sender_id = w.endpoint_id AND r.acked = 0)), 0) AS receipts
+  FROM webhooks w WHERE w.enabled = 1`;
 
 /** A webhook as stored. `secret` never leaves the server except once, when it is made. */
 export interface WebhookRow {
