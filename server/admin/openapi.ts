@@ -560,7 +560,7 @@ const OPERATIONS: [string, string, OpSpec][] = [
     description: "The body is the MQTT `send` frame's fields; the answer is its `resp.data`. " +
       "Same rules as MQTT: idempotency by (sender, id), talk passwords, quotas, the sender's " +
       "rate bucket. Without `id` the server makes a UUIDv7, so a repeat without an id is a new " +
-      "message. Receipts go to the sender's MQTT connection.",
+      "message. Receipts go to the sender's MQTT connection, or to its webhook while it has none.",
     body: ref("SendRequest"),
     ok: ref("SendResult"),
     errors: [

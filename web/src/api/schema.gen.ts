@@ -347,7 +347,7 @@ export interface paths {
         put?: never;
         /**
          * Send a message on behalf of the endpoint
-         * @description The body is the MQTT `send` frame's fields; the answer is its `resp.data`. Same rules as MQTT: idempotency by (sender, id), talk passwords, quotas, the sender's rate bucket. Without `id` the server makes a UUIDv7, so a repeat without an id is a new message. Receipts go to the sender's MQTT connection.
+         * @description The body is the MQTT `send` frame's fields; the answer is its `resp.data`. Same rules as MQTT: idempotency by (sender, id), talk passwords, quotas, the sender's rate bucket. Without `id` the server makes a UUIDv7, so a repeat without an id is a new message. Receipts go to the sender's MQTT connection, or to its webhook while it has none.
          */
         post: operations["postApiAdminEndpointsIdMessages"];
         delete?: never;
