@@ -214,13 +214,25 @@ Deno.test({
     const r = w.receiver;
     r.behave(() => ({ status: 200, delayMs: 100 }));
     const a = await w.session("a");
+    // b sends 20 over MQTT and leaves; a's acks make 20 receipts owed to b's webhook.
+    const b = await w.session("b");
+    const fromB: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      fromB.push(`r${i}`);
+      assert.equal((await b.request(sendNowFrame(`r${i}`, "a", "x"))).ok, true);
+    }
+    await b.close();
+    for (const id of fromB) {
+      await waitMsg(a, id);
+      await a.request({ type: "ack", from: "b", id });
+    }
     const sent: string[] = [];
     for (let i = 0; i < 60; i++) {
       sent.push(`k${i}`);
       assert.equal((await a.request(sendNowFrame(`k${i}`, "b", `k ${i}`, KEEP))).ok, true);
     }
     // Killed while the receiver holds requests the server has not seen answered.
-    await r.until(() => r.delivered().size >= 10 && r.inflight > 0, "events in flight");
+    await r.until(() => msgEvents(r).length >= 10 && r.inflight > 0, "msg events in flight");
     const inFlight = r.inflight;
     await w.server.kill();
     w.clients.length = 0;
@@ -233,6 +245,11 @@ Deno.test({
     );
     const lost = sent.filter((id) => !msgEvents(r, id).some((h) => h.status === 200));
     assert.equal(lost.length, 0, `lost ${lost.length}`);
+    const receiptOf = (id: string) =>
+      [...r.delivered().values()].filter((h) => h.event.type === "receipt" && h.event.id === id);
+    await r.until(() => fromB.every((id) => receiptOf(id).length > 0), "every receipt", 60_000);
+    const lostReceipts = fromB.filter((id) => receiptOf(id).length !== 1);
+    assert.equal(lostReceipts.length, 0, `receipts lost or doubled: ${lostReceipts.length}`);
     // The server learns of each 2xx: a hears `accepted` for every message, including those whose
     // answer the kill cut off (they are POSTed again, with the same event id, after their lease).
     const a2 = await w.session("a");
