@@ -20,6 +20,8 @@ import {
   MessageRecordSchema,
   RecipientRecordSchema,
   TokenSchema,
+  WebhookAttemptSchema,
+  WebhookSchema,
 } from "./schemas.ts";
 import { DEFAULT_CONFIG } from "../config/config.ts";
 
@@ -121,6 +123,8 @@ const SCHEMAS: Record<string, Schema> = {
     items: arr(obj({ row: int, id: str, login_password: str }, ["login_password"])),
   }),
   AuditRecord: AuditRecordSchema,
+  Webhook: WebhookSchema,
+  WebhookAttempt: WebhookAttemptSchema,
   MetricsHistory: HistoryViewSchema,
   ImportRowProblems: obj({ rows: arr(obj({ row: int, column: str, message: str })) }),
 };
@@ -556,7 +560,7 @@ const OPERATIONS: [string, string, OpSpec][] = [
     description: "The body is the MQTT `send` frame's fields; the answer is its `resp.data`. " +
       "Same rules as MQTT: idempotency by (sender, id), talk passwords, quotas, the sender's " +
       "rate bucket. Without `id` the server makes a UUIDv7, so a repeat without an id is a new " +
-      "message. Receipts go to the sender's MQTT connection.",
+      "message. Receipts go to the sender's MQTT connection, or to its webhook while it has none.",
     body: ref("SendRequest"),
     ok: ref("SendResult"),
     errors: [
@@ -591,6 +595,43 @@ const OPERATIONS: [string, string, OpSpec][] = [
     summary: "Recall a message the endpoint sent (the `recall` frame's data)",
     ok: ref("RecallResult"),
     errors: ["not_found", "endpoint_disabled"],
+  }],
+  ["get", `${A}/endpoints/{id}/webhook`, {
+    tag: "endpoints",
+    guard: "admin",
+    summary: "The endpoint's webhook and its last attempts on this node (never the secret)",
+    ok: obj({ item: ref("Webhook"), recent: arr(ref("WebhookAttempt")) }),
+    errors: ["not_found"],
+  }],
+  ["put", `${A}/endpoints/{id}/webhook`, {
+    tag: "endpoints",
+    guard: "admin",
+    summary: "Create or change the endpoint's webhook; a new secret is in this answer only",
+    description: "`url`: http:// or https://, checked against the SSRF rule (config " +
+      "`webhooks.allow`) with DNS now and again on every connect. `enabled` defaults to true. " +
+      "`secret` is present when the webhook was created or `rotate_secret` was true. " +
+      'See docs/protocol.md "Webhooks".',
+    body: obj({
+      url: { type: "string", maxLength: 2048 },
+      enabled: bool,
+      rotate_secret: bool,
+    }, ["enabled", "rotate_secret"]),
+    ok: obj({ item: ref("Webhook"), secret: str }, ["secret"]),
+    errors: ["not_found"],
+  }],
+  ["delete", `${A}/endpoints/{id}/webhook`, {
+    tag: "endpoints",
+    guard: "admin",
+    summary: "Delete the endpoint's webhook; its events wait for an MQTT session again",
+    ok: empty,
+    errors: ["not_found"],
+  }],
+  ["post", `${A}/endpoints/{id}/webhook/test`, {
+    tag: "endpoints",
+    guard: "admin",
+    summary: "POST one signed `test` event to the webhook now and tell how it went",
+    ok: obj({ attempt: ref("WebhookAttempt") }),
+    errors: ["not_found"],
   }],
   ["put", `${A}/endpoints/{id}/talk-password`, {
     tag: "endpoints",

@@ -21,6 +21,7 @@ import { openApiHandler } from "./openapi_route.ts";
 import { historyHandler } from "./history_handlers.ts";
 import { auditHandlers } from "./audit_handlers.ts";
 import { inboxHandlers } from "./inbox_handlers.ts";
+import { webhookHandlers } from "./webhook_handlers.ts";
 import type { MetricsHistory } from "../metrics/history.ts";
 
 function route(method: string, path: string, handler: RouteHandler): Route {
@@ -46,6 +47,7 @@ export function adminRoutes(app: App, mqtt: MqttApp, history?: MetricsHistory): 
   const x = sendHandlers(d);
   const a = auditHandlers(d);
   const i = inboxHandlers(d);
+  const w = webhookHandlers(d);
   const A = "/api/admin";
   return [
     route("POST", `${A}/login`, open(s.login, "admin.login")),
@@ -85,6 +87,10 @@ export function adminRoutes(app: App, mqtt: MqttApp, history?: MetricsHistory): 
       `${A}/endpoints/:id/messages/:msgId/recall`,
       admin(x.recall, "message.recall"),
     ),
+    route("GET", `${A}/endpoints/:id/webhook`, admin(w.get)),
+    route("PUT", `${A}/endpoints/:id/webhook`, admin(w.put, "endpoint.webhook_put")),
+    route("DELETE", `${A}/endpoints/:id/webhook`, admin(w.remove, "endpoint.webhook_delete")),
+    route("POST", `${A}/endpoints/:id/webhook/test`, admin(w.test, "endpoint.webhook_test")),
     route(
       "PUT",
       `${A}/endpoints/:id/talk-password`,

@@ -105,9 +105,36 @@ export const AuditRecordSchema = closed({
   ip: Type.String({ description: "the client address, or empty" }),
 });
 
+export const WebhookSchema = closed({
+  endpoint_id: str,
+  url: str,
+  enabled: bool,
+  secret_hint: Type.String({
+    description: "The secret's prefix and last 4 characters; the whole secret is shown only " +
+      "when it is made",
+  }),
+  created_at: timeMs,
+  updated_at: timeMs,
+});
+
+export const WebhookAttemptSchema = closed({
+  at: timeMs,
+  kind: oneOf(["msg", "receipt", "revoked", "test"] as const),
+  event_id: str,
+  ok: bool,
+  status: Type.Integer({ minimum: 0, description: "HTTP status, or 0 without an answer" }),
+  error: Type.String({
+    description: "Empty on success; else `http_<status>`, `timeout`, `connect_timeout`, " +
+      "`refused`, `reset`, `dns`, `tls`, `address_refused` or `error`",
+  }),
+  ms: nonNegInt,
+});
+
 export type TokenView = Static<typeof TokenSchema>;
 export type EndpointView = Static<typeof EndpointSchema>;
 export type GroupView = Static<typeof GroupSchema>;
 export type MessageRecordView = Static<typeof MessageRecordSchema>;
 export type RecipientRecordView = Static<typeof RecipientRecordSchema>;
 export type AuditRecordView = Static<typeof AuditRecordSchema>;
+export type WebhookView = Static<typeof WebhookSchema>;
+export type WebhookAttemptView = Static<typeof WebhookAttemptSchema>;

@@ -10,6 +10,7 @@ import type { ConnectionTable } from "./connections.ts";
 import type { Messaging } from "./messaging/effects.ts";
 import type { Conn } from "./connections.ts";
 import type { InboxTap } from "./inbox_tap.ts";
+import type { WebhookDispatcher } from "../webhooks/dispatcher.ts";
 
 /** Presence as the use cases see it (spec 6.5). */
 export interface PresenceView {
@@ -46,6 +47,8 @@ export interface App {
   presence: PresenceView;
   /** The live messaging side (push loops, receipts, scheduler); set at startup. */
   messaging: Messaging;
+  /** The webhook dispatcher (issue 34); set at startup. */
+  webhooks?: WebhookDispatcher;
   readonly clock: () => number;
   /**
    * The key a client address counts under in per-address rules and lockouts (issue 28): the

@@ -23,6 +23,7 @@ import { presenceHandlers } from "./handlers/presence.ts";
 import { groupHandlers } from "./handlers/groups.ts";
 import type { Messaging } from "./messaging/effects.ts";
 import { MessagingRuntime } from "./messaging/runtime.ts";
+import { WebhookDispatcher } from "../webhooks/dispatcher.ts";
 import { messagingHandlers } from "./handlers/messaging.ts";
 import { ConnectionTable } from "./connections.ts";
 import { LoginService } from "./login.ts";
@@ -131,6 +132,7 @@ async function startLocked(
   let broker: Broker | null = null;
   let listeners: Listeners | null = null;
   let history: MetricsHistory | null = null;
+  let dispatcher: WebhookDispatcher | null = null;
   try {
     await store.run("context.configure", {
       graceMs: config.limits.grace_seconds * 1000,
@@ -192,12 +194,18 @@ async function startLocked(
     });
     // Every downlink goes through the tap, so the live inbox sees what the device gets.
     app.broker = app.inbox.wrap(broker);
+    const webhooks = new WebhookDispatcher(app);
+    dispatcher = webhooks;
+    app.webhooks = webhooks;
     const messaging = new MessagingRuntime(app, mqtt, {
       observeDuePush,
       observeAck,
+      applied: (fx) => webhooks.notify(fx),
     });
     app.messaging = messaging;
     app.presence = new Presence(app, mqtt);
+    // Before any send can be dispatched: enabled webhooks count as connections (issue 34).
+    await webhooks.start();
     history = startMetricsHistory(app, { intervalMs: opts.historyIntervalMs });
 
     const routes: Route[] = [
@@ -238,6 +246,7 @@ async function startLocked(
       history,
     );
   } catch (err) {
+    dispatcher?.stop();
     history?.close();
     await listeners?.close();
     await broker?.close();
@@ -281,6 +290,7 @@ function running(
         listeners.stopAccepting();
         mqtt.stop();
         messaging.stop();
+        app.webhooks?.stop();
         await store.drain(config.timeouts.shutdown_drain_seconds * 1000);
         await mqtt.settle(SETTLE_MS);
         await broker.close();

@@ -16,6 +16,7 @@ import type {
   StoreKindConfig,
   TimeoutsConfig,
   TlsConfig,
+  WebhooksConfig,
   WriterConfig,
 } from "./types.ts";
 
@@ -94,6 +95,15 @@ export const DEFAULT_CONFIG: Config = deepFreeze({
   writer: { max_batch: 256, max_wait_ms: 0 },
   store: { kind: "sqlite", postgres_url: "" },
   cluster: { node_id: "", nats_url: "", nats_credentials: "", nats_token: "" },
+  webhooks: {
+    allow: [],
+    concurrency: 4,
+    connect_timeout_seconds: 5,
+    response_timeout_seconds: 10,
+    max_response_bytes: 4096,
+    retry_initial_ms: 1000,
+    retry_max_seconds: 300,
+  },
   session_idle_days: 30,
   record_retention_days: 7,
   idempotency_hours: 24,
@@ -449,6 +459,43 @@ function normalizeCidr(entry: string): { cidr: string } | { reason: string } {
   return { cidr: `${parts[0]}/${Number(parts[1])}` };
 }
 
+const WEBHOOK_INT_RULES: {
+  readonly [K in Exclude<keyof WebhooksConfig, "allow">]: IntRule;
+} = {
+  concurrency: { min: 1, max: 256 },
+  connect_timeout_seconds: { min: 1, max: 300 },
+  response_timeout_seconds: { min: 1, max: 300 },
+  max_response_bytes: { min: 0, max: 1048576 },
+  retry_initial_ms: { min: 10, max: 3_600_000 },
+  retry_max_seconds: { min: 1, max: 86400 },
+};
+
+function readWebhooks(sec: Section, issues: ConfigIssue[]): WebhooksConfig {
+  const d = DEFAULT_CONFIG.webhooks;
+  const raw = sec.raw("allow");
+  const allow: string[] = [];
+  if (raw !== undefined && raw !== null && !Array.isArray(raw)) {
+    sec.issue("allow", "must be a list");
+  } else {
+    for (const [i, entry] of (raw ?? []).entries()) {
+      const path = `webhooks.allow[${i}]`;
+      if (typeof entry !== "string" || entry.trim() === "") {
+        issues.push({ path, reason: "must be a host name, IP address or CIDR range" });
+        continue;
+      }
+      const text = entry.trim().toLowerCase();
+      if (isIP(text.split("/")[0]) !== 0) {
+        const r = normalizeCidr(text);
+        if ("reason" in r) issues.push({ path, reason: r.reason });
+        else allow.push(r.cidr);
+      } else if (HOSTNAME.test(text)) allow.push(text);
+      else issues.push({ path, reason: "must be a host name, IP address or CIDR range" });
+    }
+  }
+  const ints = readInts(sec, WEBHOOK_INT_RULES, d);
+  return { allow, ...ints };
+}
+
 function readTrustedProxies(raw: unknown, issues: ConfigIssue[]): string[] {
   if (raw === undefined || raw === null) return [];
   if (!Array.isArray(raw)) {
@@ -558,6 +605,7 @@ export function validateConfig(
     writer: readInts(sub("writer"), WRITER_RULES, d.writer),
     store,
     cluster: readCluster(sub("cluster"), env, store),
+    webhooks: readWebhooks(sub("webhooks"), issues),
     ...readInts(top, TOP_INT_RULES, d),
     sqlite_synchronous: top.choice("sqlite_synchronous", d.sqlite_synchronous, SYNC_VALUES),
     metrics: { token: sub("metrics").str("token", d.metrics.token) },

@@ -415,3 +415,29 @@ Deno.test("limits.max_queued_bytes must leave room for the largest frame", () =>
     /timeouts\.http_headers_seconds: must be greater than 0/,
   );
 });
+
+Deno.test("validateConfig() reads webhooks.allow as host names and CIDR ranges", () => {
+  const c = validateConfig({
+    webhooks: { allow: ["Hooks.Internal", "127.0.0.1", "10.0.0.0/8", "::1"], concurrency: 2 },
+  });
+  assert.deepEqual(c.webhooks.allow, ["hooks.internal", "127.0.0.1/32", "10.0.0.0/8", "::1/128"]);
+  assert.equal(c.webhooks.concurrency, 2);
+  assert.equal(c.webhooks.response_timeout_seconds, 10);
+  assert.deepEqual(DEFAULT_CONFIG.webhooks.allow, []);
+});
+
+Deno.test("validateConfig() refuses a bad webhooks entry with its path", () => {
+  assert.throws(
+    () => validateConfig({ webhooks: { allow: ["10.0.0.0/40", "bad host!", 3], concurrency: 0 } }),
+    (err: unknown) => {
+      const issues = (err as ConfigError).issues.map((i) => i.path);
+      assert.deepEqual(issues, [
+        "webhooks.allow[0]",
+        "webhooks.allow[1]",
+        "webhooks.allow[2]",
+        "webhooks.concurrency",
+      ]);
+      return true;
+    },
+  );
+});

@@ -96,6 +96,28 @@ export interface ClusterConfig {
   readonly nats_token: string;
 }
 
+/**
+ * Webhooks (issue 34): an endpoint's messages and receipts POSTed to an HTTP URL. `allow` lists
+ * the hosts and networks a webhook may reach although they are private, loopback or link-local
+ * (SSRF rule: those are refused unless listed). Entries are exact host names (lower case) or
+ * IP addresses / CIDR ranges (kept as CIDR text).
+ */
+export interface WebhooksConfig {
+  readonly allow: readonly string[];
+  /** Requests in flight per webhook. */
+  readonly concurrency: number;
+  /** TCP (and TLS) connect timeout. */
+  readonly connect_timeout_seconds: number;
+  /** From the request sent to the whole answer read. */
+  readonly response_timeout_seconds: number;
+  /** Most bytes of an answer's body read (the rest is discarded). */
+  readonly max_response_bytes: number;
+  /** First retry pause; doubles per failed attempt. */
+  readonly retry_initial_ms: number;
+  /** Longest retry pause. */
+  readonly retry_max_seconds: number;
+}
+
 export type LogLevel = "debug" | "info" | "warn" | "error";
 export type SqliteSynchronous = "FULL" | "NORMAL";
 
@@ -110,6 +132,7 @@ export interface Config {
   readonly writer: WriterConfig;
   readonly store: StoreConfig;
   readonly cluster: ClusterConfig;
+  readonly webhooks: WebhooksConfig;
   readonly session_idle_days: number;
   readonly record_retention_days: number;
   readonly idempotency_hours: number;

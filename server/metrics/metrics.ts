@@ -153,6 +153,38 @@ export function observeAck(ms: number): void {
   ackLatency.observe(Math.max(0, ms) / 1000);
 }
 
+const webhookAttempts = new Counter({
+  name: "nixmsg_webhook_attempts_total",
+  help: "Webhook POSTs by event kind (msg, receipt, revoked, test) and result (ok, http_4xx, " +
+    "http_5xx, http_3xx, timeout, connect_timeout, refused, reset, address_refused, dns, tls, error)",
+  labelNames: ["kind", "result"] as const,
+  registers: [shared],
+});
+const webhookLatency = new Histogram({
+  name: "nixmsg_webhook_latency_seconds",
+  help: "Duration of each webhook POST, from the request to its answer or failure",
+  buckets: LATENCY_BUCKETS,
+  registers: [shared],
+});
+const WEBHOOK_RESULTS = new Set([
+  "ok",
+  "timeout",
+  "connect_timeout",
+  "refused",
+  "reset",
+  "address_refused",
+  "dns",
+  "tls",
+]);
+
+/** Counts one webhook POST and its duration; results fold into bounded labels. */
+export function countWebhookAttempt(kind: string, error: string, status: number, ms: number): void {
+  let result = error === "" ? "ok" : WEBHOOK_RESULTS.has(error) ? error : "error";
+  if (error !== "" && status >= 300 && status < 600) result = `http_${Math.floor(status / 100)}xx`;
+  webhookAttempts.inc({ kind, result });
+  webhookLatency.observe(Math.max(0, ms) / 1000);
+}
+
 /** Counts one error answer. Codes outside the catalogue count as `other` (bounded labels). */
 export function countError(code: string): void {
   errors.inc({ code: isErrorCode(code) ? code : "other" });
@@ -208,6 +240,12 @@ export function createServerMetrics(app: App): ServerMetrics {
   const scheduled = new Gauge({
     name: "nixmsg_scheduled_messages",
     help: "Messages in state scheduled",
+    registers,
+  });
+  const webhookBacklog = new Gauge({
+    name: "nixmsg_webhook_backlog",
+    help: "Events owed to enabled webhooks: pending deliveries (msg) and unacked receipts",
+    labelNames: ["kind"] as const,
     registers,
   });
   new Gauge({
@@ -276,6 +314,9 @@ export function createServerMetrics(app: App): ServerMetrics {
         endpoints.set(c.endpoints);
         pending.set(c.pending_deliveries);
         scheduled.set(c.scheduled_messages);
+        const b = await app.store.query("webhook.backlog", {});
+        webhookBacklog.set({ kind: "msg" }, b.msgs);
+        webhookBacklog.set({ kind: "receipt" }, b.receipts);
       } catch (err) {
         // The other series still tell something; /readyz reports the database.
         app.log.warn("metrics: database counts failed", { error: (err as Error).message });

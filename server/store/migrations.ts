@@ -68,6 +68,26 @@ CREATE TABLE nodes (
 );
 `;
 
+// Migration 8 (issue 34): webhooks. One webhook per endpoint; its secret is stored as it was
+// shown (HMAC needs it back; docs/DEVIATIONS.md). `hook_due` is the durable due time of the next
+// webhook attempt: on a pending delivery the next `msg` POST (while one is in flight, the end of
+// its lease), on an ended, not accepted delivery the `revoked` event still owed, on a receipt the
+// next `receipt` POST. NULL: never attempted (due now) or nothing owed.
+const SCHEMA_V8_SQL = `
+CREATE TABLE webhooks (
+  endpoint_id TEXT PRIMARY KEY REFERENCES endpoints(id) ON DELETE CASCADE,
+  url TEXT NOT NULL,
+  secret TEXT NOT NULL,
+  enabled INTEGER NOT NULL DEFAULT 1,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+ALTER TABLE deliveries ADD COLUMN hook_due INTEGER;
+ALTER TABLE receipts ADD COLUMN hook_due INTEGER;
+CREATE INDEX idx_deliveries_hook_revoked ON deliveries(endpoint_id, hook_due)
+  WHERE hook_due IS NOT NULL AND state NOT IN ('pending', 'accepted');
+`;
+
 /** One embedded schema step (spec 7.7: migrations are embedded, ordered SQL). */
 export interface Migration {
   readonly version: number;
@@ -84,6 +104,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 5, name: "indexes that hold only the rows their queries read", sql: SCHEMA_V5_SQL },
   { version: 6, name: "audit log", sql: SCHEMA_V6_SQL },
   { version: 7, name: "node leases", sql: SCHEMA_V7_SQL },
+  { version: 8, name: "webhooks", sql: SCHEMA_V8_SQL },
 ];
 
 /** The schema version this build expects. */

@@ -31,6 +31,7 @@ const TABLES = [
   "quota_counts",
   "audit_log",
   "nodes",
+  "webhooks",
 ];
 const INDEXES = [
   "idx_messages_due",
@@ -45,6 +46,7 @@ const INDEXES = [
   "idx_talk_grants_target",
   "idx_group_members_endpoint",
   "idx_audit_at",
+  "idx_deliveries_hook_revoked",
 ];
 const NOW = Date.UTC(2026, 10, 29, 21, 15, 0);
 /** The first release's migrations: the generic tests upgrade from it with the fake {@link V2}. */
@@ -84,15 +86,15 @@ Deno.test("a new database gets every table and index of spec 7.7 without a backu
   withDir(async (dir) => {
     const path = join(dir, "nixmsg.db");
     const result = await migrate(path, { backupDir: join(dir, "backup"), now: NOW });
-    assert.deepEqual(result, { from: 0, to: 7, backupPath: null });
-    assert.equal(SCHEMA_VERSION, 7);
-    assert.deepEqual(MIGRATIONS.map((m) => m.version), [1, 2, 3, 4, 5, 6, 7]);
+    assert.deepEqual(result, { from: 0, to: 8, backupPath: null });
+    assert.equal(SCHEMA_VERSION, 8);
+    assert.deepEqual(MIGRATIONS.map((m) => m.version), [1, 2, 3, 4, 5, 6, 7, 8]);
     assert.equal(existsSync(join(dir, "backup")), false);
     readDb(path, (db) => {
       // Migration 2 rebuilt two tables, which moves them in sqlite_master: compare as sets.
       assert.deepEqual(names(db, "table").sort(), [...TABLES].sort());
       assert.deepEqual(names(db, "index").sort(), [...INDEXES].sort());
-      assert.equal(currentVersion(db), 7);
+      assert.equal(currentVersion(db), 8);
       const rows = db.prepare("SELECT version, applied_at FROM schema_migrations ORDER BY version")
         .all();
       assert.deepEqual(rows.map((r) => ({ ...r })), [
@@ -103,6 +105,7 @@ Deno.test("a new database gets every table and index of spec 7.7 without a backu
         { version: 5, applied_at: NOW },
         { version: 6, applied_at: NOW },
         { version: 7, applied_at: NOW },
+        { version: 8, applied_at: NOW },
       ]);
     });
   }));
@@ -112,7 +115,7 @@ Deno.test("an up-to-date database is left alone", () =>
     const path = join(dir, "nixmsg.db");
     await migrate(path, { backupDir: join(dir, "backup"), now: NOW });
     const again = await migrate(path, { backupDir: join(dir, "backup"), now: NOW + 1 });
-    assert.deepEqual(again, { from: 7, to: 7, backupPath: null });
+    assert.deepEqual(again, { from: 8, to: 8, backupPath: null });
     assert.equal(existsSync(join(dir, "backup")), false);
   }));
 

@@ -122,6 +122,7 @@ export interface Store {
 export const COPY_TABLES = [
   "settings",
   "endpoints",
+  "webhooks",
   "groups",
   "group_members",
   "talk_grants",

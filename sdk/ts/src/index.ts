@@ -19,4 +19,6 @@ export { GroupApi } from "./groups.ts";
 export { register } from "./register.ts";
 export { connectionUrl, registerUrl, type Transport } from "./url.ts";
 export { bodyText } from "./body.ts";
+export { signWebhook, verifyWebhook } from "./webhook.ts";
+export type { VerifyWebhookOptions, WebhookHeaders } from "./webhook.ts";
 export type * from "./types.ts";

@@ -30,6 +30,8 @@ const DAY_MS = 86_400_000;
 export interface MessagingObservers {
   observeDuePush?(ms: number): void;
   observeAck?(ms: number): void;
+  /** Hears every committed op's effects (the webhook dispatcher, issue 34). */
+  applied?(fx: Effects): void;
 }
 
 /**
@@ -88,6 +90,7 @@ export class MessagingRuntime implements Messaging {
 
   apply(fx: Effects): void {
     if (this.#stopped) return;
+    this.#obs.applied?.(fx);
     for (const id of new Set(fx.wake ?? [])) this.#pushLoopOf(id)?.wake();
     const bySender = new Map<string, ReceiptRow[]>();
     for (const r of fx.receipts ?? []) {

@@ -15,6 +15,7 @@ import { adminOps } from "./admin.ts";
 import { healthOps } from "./health.ts";
 import { auditOps } from "./audit.ts";
 import { nodeOps } from "./nodes.ts";
+import { webhookOps } from "./webhooks.ts";
 
 /** Every write op, by name. */
 export const ops = {
@@ -33,6 +34,7 @@ export const ops = {
   ...healthOps,
   ...auditOps,
   ...nodeOps,
+  ...webhookOps,
 };
 
 /** The type of {@link ops}; the default registry of `Writer`. */

@@ -33,11 +33,28 @@ CREATE TABLE audit_log (
 CREATE INDEX idx_audit_at ON audit_log(at);
 `;
 
+// Migration 4 (issue 34): webhooks, as SQLite's migration 8.
+const PG_SCHEMA_V4_SQL = `
+CREATE TABLE webhooks (
+  endpoint_id TEXT COLLATE "C" PRIMARY KEY REFERENCES endpoints(id) ON DELETE CASCADE,
+  url TEXT COLLATE "C" NOT NULL,
+  secret TEXT COLLATE "C" NOT NULL,
+  enabled INTEGER NOT NULL DEFAULT 1,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL
+);
+ALTER TABLE deliveries ADD COLUMN hook_due BIGINT;
+ALTER TABLE receipts ADD COLUMN hook_due BIGINT;
+CREATE INDEX idx_deliveries_hook_revoked ON deliveries(endpoint_id, hook_due)
+  WHERE hook_due IS NOT NULL AND state NOT IN ('pending', 'accepted');
+`;
+
 /** Every PostgreSQL migration of this build, oldest first. Append; never edit a released one. */
 export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial schema (SQLite schema 5)", sql: PG_SCHEMA_V1_SQL },
   { version: 2, name: "node leases (SQLite schema 7)", sql: PG_SCHEMA_V2_SQL },
   { version: 3, name: "audit log (SQLite schema 6)", sql: PG_SCHEMA_V3_SQL },
+  { version: 4, name: "webhooks (SQLite schema 8)", sql: PG_SCHEMA_V4_SQL },
 ];
 
 /** The PostgreSQL schema version this build expects. */

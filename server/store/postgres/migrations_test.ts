@@ -42,6 +42,7 @@ Deno.test({
         "send_keys",
         "settings",
         "talk_grants",
+        "webhooks",
       ]);
       // A second run has nothing to do.
       assert.deepEqual(await migratePostgres(db.sql, { url: db.url, schema: db.schema }), {

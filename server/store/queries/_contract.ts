@@ -104,6 +104,12 @@ async function seed(store: ContractStore, now: number): Promise<Fixture> {
   assert.deepEqual(claimed.claimed.map((c) => c.msgId), ["m1"]);
   await store.run("delivery.ack", { endpointId: "b", from: "a", id: "m1" });
   const m3 = await store.run("message.submit", message("m3", "b", now));
+  await store.run("webhook.put", {
+    endpointId: "b",
+    url: "https://hooks.example/b",
+    enabled: true,
+    secret: "whsec_b",
+  });
   return {
     now,
     seq: { m1: m1.seq!, m2: m2.seq!, m3: m3.seq! },
@@ -377,6 +383,25 @@ const CHECKS: { readonly [K in keyof Queries]: Check } = {
       assert.equal(n.started_at, n.renewed_at);
       assert.equal(n.lease_until, n.renewed_at + HOUR);
     }
+  },
+  "webhook.get": async (q, fx) => {
+    const row = await q("webhook.get", { endpointId: "b" });
+    assert.ok(row !== null);
+    assert.equal(row.url, "https://hooks.example/b");
+    assert.equal(row.secret, "whsec_b");
+    assert.equal(row.enabled, true);
+    assert.ok(Math.abs(row.createdAt - fx.now) < 60_000, `created ${row.createdAt}`);
+    assert.equal(await q("webhook.get", { endpointId: "a" }), null);
+  },
+  "webhook.list": async (q) => {
+    assert.deepEqual((await q("webhook.list", {})).map((w) => w.endpointId), ["b"]);
+  },
+  "webhook.due": async (q, fx) => {
+    // m3 is pending for b and was never attempted.
+    assert.deepEqual(await q("webhook.due", { now: fx.now + 60_000 }), ["b"]);
+  },
+  "webhook.backlog": async (q) => {
+    assert.deepEqual(await q("webhook.backlog", {}), { msgs: 1, receipts: 0 });
   },
 };
 

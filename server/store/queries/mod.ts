@@ -42,6 +42,7 @@ import { type AuditFilter, listAudit } from "./audit.ts";
 import { readSetting, type SettingKey } from "./settings.ts";
 import { frameSource, messageStatus, nextDueAt, pendingReceipts } from "./status.ts";
 import { grantState } from "../ops/talk.ts";
+import { dueWebhooks, listWebhooks, webhookBacklog, webhookById } from "../ops/webhooks.ts";
 
 type Db = DatabaseSync;
 type None = Record<string, never>;
@@ -67,6 +68,12 @@ export const queries = {
   "message.next_due_at": (db: Db, _a: None) => nextDueAt(db),
   "receipt.pending": (db: Db, a: { senderId: string; afterReceiptId: number; limit: number }) =>
     pendingReceipts(db, a.senderId, a.afterReceiptId, a.limit),
+
+  // webhooks (issue 34)
+  "webhook.get": (db: Db, a: { endpointId: string }) => webhookById(db, a.endpointId),
+  "webhook.list": (db: Db, _a: None) => listWebhooks(db),
+  "webhook.due": (db: Db, a: { now: number }) => dueWebhooks(db, a.now),
+  "webhook.backlog": (db: Db, _a: None) => webhookBacklog(db),
 
   // presence, directory, groups (spec 6.5, 6.7); `online` is added by the caller
   "presence.times": (db: Db, a: { ids: readonly string[] }) => presenceTimes(db, a.ids),

@@ -20,6 +20,8 @@ import type {
   Recipient,
   Registration,
   Settings,
+  Webhook,
+  WebhookAttempt,
 } from "./types.ts";
 
 /** Cursor and page size of a list request. */
@@ -84,6 +86,15 @@ export const endpoints = {
     http.put<{ item: Endpoint }>(`endpoints/${seg(id)}/talk-password`, {
       talk_password: talkPassword,
     }),
+};
+
+export const webhooks = {
+  get: (id: string) =>
+    http.get<{ item: Webhook; recent: WebhookAttempt[] }>(`endpoints/${seg(id)}/webhook`),
+  put: (id: string, body: { url: string; enabled?: boolean; rotate_secret?: boolean }) =>
+    http.put<{ item: Webhook; secret?: string }>(`endpoints/${seg(id)}/webhook`, body),
+  remove: (id: string) => http.del<Record<string, never>>(`endpoints/${seg(id)}/webhook`),
+  test: (id: string) => http.post<{ attempt: WebhookAttempt }>(`endpoints/${seg(id)}/webhook/test`),
 };
 
 export const registration = {

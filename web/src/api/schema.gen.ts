@@ -347,7 +347,7 @@ export interface paths {
         put?: never;
         /**
          * Send a message on behalf of the endpoint
-         * @description The body is the MQTT `send` frame's fields; the answer is its `resp.data`. Same rules as MQTT: idempotency by (sender, id), talk passwords, quotas, the sender's rate bucket. Without `id` the server makes a UUIDv7, so a repeat without an id is a new message. Receipts go to the sender's MQTT connection.
+         * @description The body is the MQTT `send` frame's fields; the answer is its `resp.data`. Same rules as MQTT: idempotency by (sender, id), talk passwords, quotas, the sender's rate bucket. Without `id` the server makes a UUIDv7, so a repeat without an id is a new message. Receipts go to the sender's MQTT connection, or to its webhook while it has none.
          */
         post: operations["postApiAdminEndpointsIdMessages"];
         delete?: never;
@@ -384,6 +384,45 @@ export interface paths {
         put?: never;
         /** Recall a message the endpoint sent (the `recall` frame's data) */
         post: operations["postApiAdminEndpointsIdMessagesMsgIdRecall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/endpoints/{id}/webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The endpoint's webhook and its last attempts on this node (never the secret) */
+        get: operations["getApiAdminEndpointsIdWebhook"];
+        /**
+         * Create or change the endpoint's webhook; a new secret is in this answer only
+         * @description `url`: http:// or https://, checked against the SSRF rule (config `webhooks.allow`) with DNS now and again on every connect. `enabled` defaults to true. `secret` is present when the webhook was created or `rotate_secret` was true. See docs/protocol.md "Webhooks".
+         */
+        put: operations["putApiAdminEndpointsIdWebhook"];
+        post?: never;
+        /** Delete the endpoint's webhook; its events wait for an MQTT session again */
+        delete: operations["deleteApiAdminEndpointsIdWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/endpoints/{id}/webhook/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** POST one signed `test` event to the webhook now and tell how it went */
+        post: operations["postApiAdminEndpointsIdWebhookTest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -833,6 +872,30 @@ export interface components {
             result: string;
             /** @description the client address, or empty */
             ip: string;
+        };
+        Webhook: {
+            endpoint_id: string;
+            url: string;
+            enabled: boolean;
+            /** @description The secret's prefix and last 4 characters; the whole secret is shown only when it is made */
+            secret_hint: string;
+            /** @description Unix milliseconds */
+            created_at: number;
+            /** @description Unix milliseconds */
+            updated_at: number;
+        };
+        WebhookAttempt: {
+            /** @description Unix milliseconds */
+            at: number;
+            /** @enum {unknown} */
+            kind: "msg" | "receipt" | "revoked" | "test";
+            event_id: string;
+            ok: boolean;
+            /** @description HTTP status, or 0 without an answer */
+            status: number;
+            /** @description Empty on success; else `http_<status>`, `timeout`, `connect_timeout`, `refused`, `reset`, `dns`, `tls`, `address_refused` or `error` */
+            error: string;
+            ms: number;
         };
         MetricsHistory: {
             interval_ms: number;
@@ -4448,6 +4511,518 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "forbidden" | "endpoint_disabled";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "not_found";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "rate_limited";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `busy` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "busy";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `busy` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "busy";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getApiAdminEndpointsIdWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        data: {
+                            item: components["schemas"]["Webhook"];
+                            recent: components["schemas"]["WebhookAttempt"][];
+                        };
+                    };
+                };
+            };
+            /** @description Error: `bad_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "bad_request";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unauthorized";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "not_found";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "rate_limited";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `busy` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "busy";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `busy` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "busy";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putApiAdminEndpointsIdWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    url: string;
+                    enabled?: boolean;
+                    rotate_secret?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        data: {
+                            item: components["schemas"]["Webhook"];
+                            secret?: string;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `bad_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "bad_request";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unauthorized";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "not_found";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `bad_request` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "bad_request";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "rate_limited";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `busy` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "busy";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `busy` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "busy";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteApiAdminEndpointsIdWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        data: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Error: `bad_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "bad_request";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unauthorized";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "not_found";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "rate_limited";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `busy` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "busy";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `busy` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "busy";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postApiAdminEndpointsIdWebhookTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        ok: true;
+                        data: {
+                            attempt: components["schemas"]["WebhookAttempt"];
+                        };
+                    };
+                };
+            };
+            /** @description Error: `bad_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "bad_request";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "unauthorized";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Error: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "forbidden";
                         };
                     } & components["schemas"]["Error"];
                 };

@@ -137,3 +137,9 @@ export type AuditRecord = Schemas["AuditRecord"];
 export type MessageRecord = Schemas["MessageRecord"];
 
 export type Recipient = Schemas["RecipientRecord"];
+
+/** An endpoint's webhook (issue 34); the secret is shown only when it is made. */
+export type Webhook = Schemas["Webhook"];
+
+/** One webhook attempt on this node. */
+export type WebhookAttempt = Schemas["WebhookAttempt"];

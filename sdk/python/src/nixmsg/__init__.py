@@ -55,6 +55,7 @@ from .types import (
     Target,
 )
 from .url import connection_address, register_url
+from .webhook import sign_webhook, verify_webhook
 
 __version__ = "0.1.0"
 
@@ -101,4 +102,6 @@ __all__ = [
     "register",
     "codes",
     "register_url",
+    "sign_webhook",
+    "verify_webhook",
 ]

@@ -17,6 +17,7 @@ import { pgAdminOps } from "./admin.ts";
 import { pgHealthOps } from "./health.ts";
 import { pgNodeOps } from "./nodes.ts";
 import { pgAuditOps } from "./audit.ts";
+import { pgWebhookOps } from "./webhooks.ts";
 
 /** The PostgreSQL twin of `Ops`: every op, checked against its SQLite signature. */
 export type PgOps = OpImplementations<PgTx>;
@@ -38,4 +39,5 @@ export const pgOps: PgOps = {
   ...pgHealthOps,
   ...pgNodeOps,
   ...pgAuditOps,
+  ...pgWebhookOps,
 };

@@ -3,6 +3,7 @@
 import type { QueryImplementations } from "../../store.ts";
 import { listNodes } from "./nodes.ts";
 import { listAudit } from "./audit.ts";
+import { dueWebhooks, listWebhooks, webhookBacklog, webhookById } from "../ops/webhooks.ts";
 import type { PgReader } from "../op.ts";
 import { grantState } from "../ops/talk.ts";
 import {
@@ -84,4 +85,9 @@ export const pgQueries: PgQueries = {
   "node.list": (r, _a) => listNodes(r),
 
   "audit.list": (r, a) => listAudit(r, a.filter, a.beforeId, a.limit),
+
+  "webhook.get": (r, a) => webhookById(r, a.endpointId),
+  "webhook.list": (r, _a) => listWebhooks(r),
+  "webhook.due": (r, a) => dueWebhooks(r, a.now),
+  "webhook.backlog": (r, _a) => webhookBacklog(r),
 };

@@ -1,0 +1,34 @@
+package asia.asio.nixmsg;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+/** Webhook signatures against the example of the Standard Webhooks specification. */
+class WebhooksTest {
+  private static final String SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+  private static final String ID = "msg_p5jXN8AQM9LWM0D4loKWxJek";
+  private static final long TS = 1614265330L;
+  private static final byte[] BODY = "{\"test\": 2432232314}".getBytes(StandardCharsets.UTF_8);
+  private static final String SIG = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=";
+
+  @Test
+  void signMakesTheStandardWebhooksSignature() {
+    assertEquals(SIG, Webhooks.sign(SECRET, ID, TS, BODY));
+  }
+
+  @Test
+  void verifyAcceptsAValidRequestAndRefusesTheRest() {
+    long now = TS * 1000;
+    String ts = Long.toString(TS);
+    assertTrue(Webhooks.verify(SECRET, ID, ts, "v1,AAAA " + SIG, BODY, now));
+    byte[] changed = "{\"test\": 2432232315}".getBytes(StandardCharsets.UTF_8);
+    assertFalse(Webhooks.verify(SECRET, ID, ts, SIG, changed, now));
+    assertFalse(Webhooks.verify(SECRET, ID, ts, SIG, BODY, now + 301_000));
+    assertFalse(Webhooks.verify("whsec_%%%", ID, ts, SIG, BODY, now));
+    assertFalse(Webhooks.verify(SECRET, null, ts, SIG, BODY, now));
+  }
+}
