@@ -818,7 +818,7 @@ export function openApiDocument(): Record<string, unknown> {
     info: {
       title: "NixMsg admin API",
       version: VERSION,
-      license: { name: "NixMsg Proprietary License" },
+      license: { name: "NixMsg Proprietary License", identifier: "LicenseRef-NixMsg-Proprietary" },
       description: "The HTTP API of the NixMsg console and of back ends (docs/admin-api.md). " +
         'Every JSON answer is `{"ok":true,"data":…}` or `{"ok":false,"error":{"code",' +
         '"message"}}`. Times are Unix milliseconds. A cookie-authenticated request other than ' +
