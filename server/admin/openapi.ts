@@ -90,7 +90,7 @@ const SCHEMAS: Record<string, Schema> = {
         content_type: { type: "string", maxLength: 128 },
         data: str,
       }, ["content_type"]),
-      meta: { type: "object" },
+      meta: { type: "object", additionalProperties: true },
       delay_ms: nonNegInt,
       send_at_ms: nonNegInt,
       offline: obj({ keep: bool, ttl_seconds: nonNegInt }, ["keep", "ttl_seconds"]),

@@ -772,7 +772,9 @@ export interface components {
                 content_type?: string;
                 data: string;
             };
-            meta?: Record<string, never>;
+            meta?: {
+                [key: string]: unknown;
+            };
             delay_ms?: number;
             send_at_ms?: number;
             offline?: {

@@ -108,4 +108,7 @@ export type GeneratedShapes = [
   Assert<Generated<GroupMember>>,
   Assert<Generated<FailedMember>>,
   Assert<Generated<Ok<"postApiAdminLogin">>>,
+  Assert<Generated<Body<"postApiAdminEndpointsIdMessages">>>,
+  Assert<Generated<Ok<"postApiAdminEndpointsIdMessages">>>,
+  Assert<Generated<Ok<"getApiAdminEndpointsIdMessagesMsgId">>>,
 ];
