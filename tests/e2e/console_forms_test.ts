@@ -32,7 +32,7 @@ interface Rec {
 
 Deno.test({
   name:
-    "the send panel sends with retention, delay and a schedule; a failed import can pick another file; logout needs the server",
+    "the send panel sends with retention, delay and a schedule; a failed import can pick another file by touch; logout needs the server",
   ignore: !HAS_CHROMIUM,
   sanitizeOps: false,
   sanitizeResources: false,
@@ -110,7 +110,21 @@ Deno.test({
       await imp.getByRole("button", { name: "开始导入" }).click();
       await imp.locator(".n-alert").first().waitFor();
       assert.equal(await imp.getByRole("button", { name: "换一个文件" }).isDisabled(), false);
-      await pick("good.csv", header + "imp-ok,好,,,0,\r\n");
+      // 换一个文件 opens the file chooser by touch alone (no hover, no mouse): a tap at its centre.
+      const again = await imp.getByRole("button", { name: "换一个文件" }).boundingBox();
+      assert.ok(again !== null);
+      const cdp = await context.newCDPSession(page);
+      await cdp.send("Emulation.setTouchEmulationEnabled", { enabled: true, maxTouchPoints: 1 });
+      const chooser = page.waitForEvent("filechooser", { timeout: 5000 });
+      const at = { x: again.x + again.width / 2, y: again.y + again.height / 2 };
+      await cdp.send("Input.dispatchTouchEvent", { type: "touchStart", touchPoints: [at] });
+      await cdp.send("Input.dispatchTouchEvent", { type: "touchEnd", touchPoints: [] });
+      await (await chooser).setFiles({
+        name: "good.csv",
+        mimeType: "text/csv",
+        buffer: Buffer.from(header + "imp-ok,好,,,0,\r\n"),
+      });
+      await cdp.send("Emulation.setTouchEmulationEnabled", { enabled: false });
       await imp.getByText("good.csv").waitFor();
       // The new file replaces the old one.
       await imp.getByText("bad.csv").waitFor({ state: "detached" });
