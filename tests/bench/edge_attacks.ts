@@ -25,6 +25,7 @@ const ATTACKS: [string, string, number][] = [
   ["1,050 partial HTTP requests, reopened when cut", "http", 1050],
   ["1,000 MQTT connections that never log in", "mqtt_idle", 1000],
   ["48 loops of password CONNECTs for unknown ids", "guess", 48],
+  ["20 loops of failed CONNECTs with 60,000-character ids", "long_ids_loop", 20],
 ];
 
 const load = () => Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
