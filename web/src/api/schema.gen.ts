@@ -904,7 +904,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     username: string;
@@ -1274,7 +1274,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     old_password: string;
@@ -2029,7 +2029,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     name: string;
@@ -2314,7 +2314,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     name?: string;
@@ -2602,6 +2602,7 @@ export interface operations {
                     id?: string;
                     name?: string;
                     remark?: string;
+                    /** @description 8–128 characters, not starting with `nst_`; empty = generated */
                     login_password?: string;
                     talk_password?: string;
                     default_delay_ms?: number;
@@ -2760,7 +2761,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "text/csv": string;
             };
@@ -2936,7 +2937,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     /** @enum {unknown} */
@@ -3335,7 +3336,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     name?: string;
@@ -4110,7 +4111,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["SendRequest"];
             };
@@ -4521,7 +4522,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     talk_password: string;
@@ -4759,7 +4760,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     enabled?: boolean;
@@ -5024,7 +5025,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     id?: string;
@@ -5437,7 +5438,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     name: string;
@@ -5583,7 +5584,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     members: string[];
@@ -5869,7 +5870,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     endpoint_id: string;
@@ -6021,9 +6022,9 @@ export interface operations {
                 id?: string;
                 /** @description one state or several separated by commas */
                 state?: string;
-                /** @description created_at ≥ this (Unix ms) */
+                /** @description created_at ≥ this (Unix ms); empty = no bound */
                 from?: string;
-                /** @description created_at < this (Unix ms) */
+                /** @description created_at < this (Unix ms); empty = no bound */
                 to?: string;
                 /** @description `next_cursor` of the previous page; empty = first */
                 cursor?: string;
@@ -6260,9 +6261,9 @@ export interface operations {
     getApiAdminAudit: {
         parameters: {
             query?: {
-                /** @description at ≥ this (Unix ms) */
+                /** @description at ≥ this (Unix ms); empty = no bound */
                 from?: string;
-                /** @description at < this (Unix ms) */
+                /** @description at < this (Unix ms); empty = no bound */
                 to?: string;
                 /** @description exact actor: `admin`, `token:<name>`, `cli`, `system` */
                 actor?: string;
@@ -6636,7 +6637,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     registration_code: string;
