@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { adminSession, type AdminTestServer } from "./helpers/admin.ts";
 import { online } from "./helpers/client.ts";
+import { openApiChecker } from "./helpers/openapi_check.ts";
 
 const PW = "device-pass-123";
 
@@ -138,6 +139,19 @@ Deno.test("the live inbox shows a message pushed to the endpoint without its bod
       const offline = await inbox.wait((e) => e.event === "state", "offline state");
       assert.equal(offline.data.online, false);
       await sender.close();
+      // Every event so far (hello, frames, state) is one the document declares.
+      const checked = openApiChecker().check(
+        "GET",
+        "/api/admin/endpoints/device/inbox",
+        200,
+        "text/event-stream",
+        inbox.raw(),
+      );
+      assert.equal(checked, null);
+      // An event without the fields of its schema is refused: the check does look at them.
+      const wrong = 'event: frame\ndata: {"n":1}\n\n';
+      const path = "/api/admin/endpoints/device/inbox";
+      assert.notEqual(openApiChecker().check("GET", path, 200, "text/event-stream", wrong), null);
     } finally {
       await inbox.close();
     }

@@ -12,6 +12,14 @@ import { VERSION } from "../version.ts";
 import { DELIVERY_STATES } from "../store/ops/receipts.ts";
 import { HistoryViewSchema } from "../metrics/history_schema.ts";
 import {
+  INBOX_EVENT_SCHEMA,
+  InboxBodySummarySchema,
+  InboxFrameSchema,
+  InboxHelloSchema,
+  InboxLostSchema,
+  InboxStateSchema,
+} from "./inbox_schema.ts";
+import {
   AuditRecordSchema,
   DeliveryCountsSchema,
   EndpointSchema,
@@ -51,7 +59,11 @@ const idStr: Schema = { type: "string", pattern: "^(?!\\.+$)[A-Za-z0-9_.-]{1,64}
 const name64: Schema = { type: "string", minLength: 1, maxLength: 64 };
 /** A PATCH-like body: at least one of its optional fields (requireSome). */
 /** An endpoint's default delay: at most `limits.max_schedule_seconds` (default 365 days). */
-const delayMs: Schema = { type: "integer", minimum: 0, maximum: 31_536_000_000 };
+const delayMs: Schema = {
+  type: "integer",
+  minimum: 0,
+  maximum: DEFAULT_CONFIG.limits.max_schedule_seconds * 1000,
+};
 const someOf = (schema: Schema): Schema => ({ ...schema, minProperties: 1 });
 const int: Schema = { type: "integer" };
 const nonNegInt: Schema = { type: "integer", minimum: 0 };
@@ -130,6 +142,11 @@ const SCHEMAS: Record<string, Schema> = {
   }),
   AuditRecord: AuditRecordSchema,
   MetricsHistory: HistoryViewSchema,
+  InboxHello: InboxHelloSchema,
+  InboxFrame: InboxFrameSchema,
+  InboxState: InboxStateSchema,
+  InboxLost: InboxLostSchema,
+  InboxBodySummary: InboxBodySummarySchema,
   ImportRowProblems: obj({ rows: arr(obj({ row: int, column: str, message: str })) }),
 };
 
@@ -573,7 +590,7 @@ const OPERATIONS: [string, string, OpSpec][] = [
       "online}, `frame` {n, at, qos, type, frame, body, bytes} with every `body` and `meta` " +
       "withheld (`body` is a summary {enc, content_type, length} or null), `state` {n, at, " +
       "online}, `lost` {count}. See docs/admin-api.md.",
-    okRaw: { "text/event-stream": str },
+    okRaw: { "text/event-stream": INBOX_EVENT_SCHEMA },
     ok: empty,
     errors: ["not_found", "busy"],
   }],

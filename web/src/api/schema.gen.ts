@@ -881,6 +881,39 @@ export interface components {
                 latency_ms_p99: number | null;
             }[];
         };
+        InboxHello: {
+            stream: string;
+            endpoint_id: string;
+            online: boolean;
+        };
+        InboxFrame: {
+            n: number;
+            /** @description Unix milliseconds */
+            at: number;
+            qos: 0 | 1;
+            type: string;
+            /** @description the frame without `body` and `meta`; null when it was not a JSON object */
+            frame: {
+                [key: string]: unknown;
+            } | null;
+            body: components["schemas"]["InboxBodySummary"] | null;
+            bytes: number;
+        };
+        InboxState: {
+            n: number;
+            /** @description Unix milliseconds */
+            at: number;
+            online: boolean;
+        };
+        InboxLost: {
+            count: number;
+        };
+        InboxBodySummary: {
+            enc: string;
+            content_type: string;
+            /** @description characters of `data` as sent */
+            length: number;
+        };
         ImportRowProblems: {
             rows: {
                 row: number;
@@ -3905,7 +3938,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["InboxHello"] | components["schemas"]["InboxFrame"] | components["schemas"]["InboxState"] | components["schemas"]["InboxLost"];
                 };
             };
             /** @description Error: `bad_request` */
