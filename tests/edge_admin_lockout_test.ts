@@ -28,7 +28,7 @@ Deno.test("100 wrong admin passwords over one /64 lock the /64 after 10; over ma
   const home = await prepareHome({ trusted_proxies: ["127.0.0.1/32"] }, ["a"], PW);
   const set = await runCli(home, ["admin", "set-password"], `${ADMIN_PW}\n`);
   assert.equal(set.code, 0, set.stderr);
-  const server = await startServerProcess(home);
+  const server = await startServerProcess(home, 60_000, { launcher: true });
   try {
     const first = await login(server, "198.51.100.1", ADMIN_PW);
     assert.equal(first.status, 200, first.text);

@@ -28,7 +28,7 @@ Deno.test("failed CONNECTs with 60,000-character ids grow RSS by less than 50 Mi
   // The per-address connection rate is lifted, so every attempt reaches the CONNECT check.
   const limits = { max_conn_rate_per_ip: 100_000 };
   const home = await prepareHome({ metrics: { token: TOKEN }, limits }, ["a"], PW);
-  const server = await startServerProcess(home);
+  const server = await startServerProcess(home, 60_000, { launcher: true });
   try {
     // Warm up: the heap a cold server grows under connection churn of any kind.
     const warm = await startAttacker("long_ids", server.port, ATTACKER, 1000).done;

@@ -114,7 +114,7 @@ async function withTmpfsServer(
       }),
     );
     const home: TestHome = { ...base, dataDir: mnt };
-    const server = await startServerProcess(home);
+    const server = await startServerProcess(home, 60_000, { launcher: true });
     const { client: a } = await online(`mqtt://127.0.0.1:${server.port}`, "a", PW);
     try {
       await fn(server.port, mnt, a);
