@@ -80,18 +80,38 @@ Deno.test({
         await panel.getByRole("button", { name: "发送", exact: true }).isDisabled(),
         true,
       );
+      // A time an hour ahead, typed into the picker as the browser shows it, is the send time.
+      const at = Math.ceil((Date.now() + 3_600_000) / 1000) * 1000;
+      const typed = await page.evaluate((ms) => {
+        const d = new Date(ms);
+        const p = (n: number) => String(n).padStart(2, "0");
+        return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ` +
+          `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+      }, at);
+      const atInput = panel.getByTestId("send-at").locator("input");
+      await atInput.fill(typed);
+      await atInput.press("Enter");
+      await panel.getByText("请选择发送时刻").waitFor({ state: "detached" });
+      await panel.getByRole("button", { name: "发送", exact: true }).click();
+      const count = (n: number) =>
+        page.waitForFunction(
+          async ([url, n]) => {
+            const r = await fetch(url as string);
+            const j = await r.json();
+            return j.data.items.length === n;
+          },
+          [`${t.adminUrl}/api/admin/messages?sender=sender`, n],
+          { timeout: 10_000 },
+        );
+      await count(2);
+      const [scheduled] = (await api.get("/api/admin/messages?sender=sender")).data.items as Rec[];
+      assert.equal(scheduled.state, "scheduled");
+      assert.equal(scheduled.send_at, at, "sent for the time typed");
+
       await panel.getByTestId("send-when").getByText("立即").click();
       await panel.getByTestId("send-keep").click();
       await panel.getByRole("button", { name: "发送", exact: true }).click();
-      await page.waitForFunction(
-        async (url) => {
-          const r = await fetch(url);
-          const j = await r.json();
-          return j.data.items.length === 2;
-        },
-        `${t.adminUrl}/api/admin/messages?sender=sender`,
-        { timeout: 10_000 },
-      );
+      await count(3);
       const both = (await api.get("/api/admin/messages?sender=sender")).data.items as Rec[];
       assert.equal(both[0].keep, false);
 
@@ -116,8 +136,8 @@ Deno.test({
       const cdp = await context.newCDPSession(page);
       await cdp.send("Emulation.setTouchEmulationEnabled", { enabled: true, maxTouchPoints: 1 });
       const chooser = page.waitForEvent("filechooser", { timeout: 5000 });
-      const at = { x: again.x + again.width / 2, y: again.y + again.height / 2 };
-      await cdp.send("Input.dispatchTouchEvent", { type: "touchStart", touchPoints: [at] });
+      const tap = { x: again.x + again.width / 2, y: again.y + again.height / 2 };
+      await cdp.send("Input.dispatchTouchEvent", { type: "touchStart", touchPoints: [tap] });
       await cdp.send("Input.dispatchTouchEvent", { type: "touchEnd", touchPoints: [] });
       await (await chooser).setFiles({
         name: "good.csv",
