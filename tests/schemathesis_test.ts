@@ -46,41 +46,60 @@ Deno.test({
         const token = await admin.post("/api/admin/tokens", { name: "schemathesis" });
         assert.equal(token.status, 200, token.text);
         const config = new URL("./schemathesis/schemathesis.toml", import.meta.url).pathname;
-        const out = await new Deno.Command(ST!, {
-          args: [
-            "--config-file",
-            config,
-            "run",
-            `${base}/api/admin/openapi.json`,
-            "--url",
-            base,
-            "--max-examples",
-            "25",
-            "--seed",
-            "32",
-            "--request-timeout",
-            "10",
-            "--workers",
-            "1",
-            "--header",
-            `Authorization: Bearer ${token.data.token}`,
-            // An endless event stream; tests/admin_inbox_test.ts covers it.
-            "--exclude-path",
-            "/api/admin/endpoints/{id}/inbox",
-          ],
-          env: { NO_COLOR: "1" },
-          // Its example database and caches go to the scratch directory, not the checkout.
-          cwd: home.dir,
-          stdout: "piped",
-          stderr: "piped",
-        }).output();
-        const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-        assert.equal(out.code, 0, text.slice(-6000));
-        const tested = Number(/Tested: (\d+)/.exec(text)?.[1] ?? 0);
-        assert.ok(tested >= 40, `Schemathesis tested ${tested} operations:\n${text.slice(-3000)}`);
-        assert.doesNotMatch(text, /Server error/);
-        // Mostly 429 would mean the run locked itself out and tested little (see the config).
-        assert.doesNotMatch(text, /Rate limited/);
+        const st = async (
+          args: string[],
+          configFile = config,
+          env: Record<string, string> = {},
+        ) => {
+          const out = await new Deno.Command(ST!, {
+            args: [
+              "--config-file",
+              configFile,
+              "run",
+              `${base}/api/admin/openapi.json`,
+              "--url",
+              base,
+              "--max-examples",
+              "25",
+              "--seed",
+              "32",
+              "--request-timeout",
+              "10",
+              "--workers",
+              "1",
+              ...args,
+            ],
+            env: { NO_COLOR: "1", ...env },
+            // Its example database and caches go to the scratch directory, not the checkout.
+            cwd: home.dir,
+            stdout: "piped",
+            stderr: "piped",
+          }).output();
+          const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+          assert.equal(out.code, 0, text.slice(-6000));
+          assert.doesNotMatch(text, /Server error/);
+          // Mostly 429 would mean the run locked itself out and tested little (see the config).
+          assert.doesNotMatch(text, /Rate limited/);
+          return Number(/Tested: (\d+)/.exec(text)?.[1] ?? 0);
+        };
+        // With an API token: every operation a token may use.
+        const tested = await st([
+          "--header",
+          `Authorization: Bearer ${token.data.token}`,
+          // An endless event stream; tests/admin_inbox_test.ts covers it.
+          "--exclude-path",
+          "/api/admin/endpoints/{id}/inbox",
+        ]);
+        assert.ok(tested >= 40, `Schemathesis tested ${tested} operations`);
+        // With the session cookie: the token routes, which a token may not use. Not the password
+        // change (its wrong old passwords would lock the address) nor logout (it ends the session).
+        const session = new URL("./schemathesis/schemathesis_session.toml", import.meta.url);
+        const tokens = await st(
+          ["--header", "X-Nixmsg-Request: 1", "--include-path-regex", "^/api/admin/tokens"],
+          session.pathname,
+          { NIXMSG_ST_SESSION: admin.cookie!.replace(/^nixmsg_admin=/, "") },
+        );
+        assert.equal(tokens, 4, "the four token operations");
         assert.equal(server.stderr(), "", "the server wrote nothing to stderr");
       } finally {
         assert.equal(await server.stop(), 0);

@@ -427,7 +427,13 @@ const OPERATIONS: [string, string, OpSpec][] = [
     tag: "tokens",
     guard: "session",
     summary: "List API tokens, newest first",
-    query: PAGE_QUERY,
+    query: {
+      ...PAGE_QUERY,
+      cursor: {
+        schema: { type: "string", pattern: "^$|^[0-9]{1,16}\\..+$" },
+        description: "`next_cursor` of the previous page (`<created_at>.<id>`); empty = first",
+      },
+    },
     ok: page(ref("Token")),
   }],
   ["post", `${A}/tokens`, {
@@ -442,7 +448,7 @@ const OPERATIONS: [string, string, OpSpec][] = [
     tag: "tokens",
     guard: "session",
     summary: "Rename, enable or disable a token",
-    body: someOf(obj({ name: str, enabled: bool }, ["name", "enabled"])),
+    body: someOf(obj({ name: name64, enabled: bool }, ["name", "enabled"])),
     ok: obj({ item: ref("Token") }),
     errors: ["not_found", "conflict"],
   }],

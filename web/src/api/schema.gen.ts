@@ -1928,7 +1928,7 @@ export interface operations {
     getApiAdminTokens: {
         parameters: {
             query?: {
-                /** @description `next_cursor` of the previous page; empty = first */
+                /** @description `next_cursor` of the previous page (`<created_at>.<id>`); empty = first */
                 cursor?: string;
                 /** @description 1–200, default 50 */
                 limit?: number;
