@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { adminSession, type AdminTestServer } from "./helpers/admin.ts";
 import { online } from "./helpers/client.ts";
+import { openApiChecker } from "./helpers/openapi_check.ts";
 
 const PW = "device-pass-123";
 
@@ -138,6 +139,19 @@ Deno.test("the live inbox shows a message pushed to the endpoint without its bod
       const offline = await inbox.wait((e) => e.event === "state", "offline state");
       assert.equal(offline.data.online, false);
       await sender.close();
+      // Every event so far (hello, frames, state) is one the document declares.
+      const checked = openApiChecker().check(
+        "GET",
+        "/api/admin/endpoints/device/inbox",
+        200,
+        "text/event-stream",
+        inbox.raw(),
+      );
+      assert.equal(checked, null);
+      // An event without the fields of its schema is refused: the check does look at them.
+      const wrong = 'event: frame\ndata: {"n":1}\n\n';
+      const path = "/api/admin/endpoints/device/inbox";
+      assert.notEqual(openApiChecker().check("GET", path, 200, "text/event-stream", wrong), null);
     } finally {
       await inbox.close();
     }
@@ -185,6 +199,74 @@ Deno.test("the live inbox ends when its session ends, before showing another fra
       await inbox.close();
       await device.close();
       await sender.close();
+    }
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("the live inbox shows the receipts, revoked frames and presence pushed to the endpoint", async () => {
+  const { t, admin } = await adminSession();
+  try {
+    await t.createEndpoint("peer", PW);
+    await t.createEndpoint("device", PW);
+    const { client: device } = await online(t.wsUrl, "device", PW);
+    const { client: peer } = await online(t.wsUrl, "peer", PW);
+    const inbox = await openInbox(t, admin.cookie!, "device");
+    const frameOf = (type: string) =>
+      inbox.wait((e) => e.event === "frame" && e.data.type === type, `${type} frame`);
+    try {
+      await inbox.wait((e) => e.event === "hello", "hello");
+      // Presence: the device watches the peer, which goes offline and comes back.
+      const watch = await device.request({ type: "presence.watch", ids: ["peer"] });
+      assert.equal(watch.ok, true, JSON.stringify(watch));
+
+      // A receipt: the device's message with `receipt` is acked by the peer.
+      const sent = await device.request({
+        type: "send",
+        id: "with-receipt",
+        to: { kind: "endpoint", id: "peer" },
+        body: { enc: "utf8", data: "hello peer" },
+        receipt: true,
+      });
+      assert.equal(sent.ok, true, JSON.stringify(sent));
+      await peer.waitFrame((f) => f.type === "msg" && f.id === "with-receipt", "msg at peer");
+      assert.equal(
+        (await peer.request({ type: "ack", from: "device", id: "with-receipt" })).ok,
+        true,
+      );
+      const receipt = (await frameOf("receipt")).data.frame as Record<string, unknown>;
+      assert.deepEqual([receipt.id, receipt.endpoint_id, receipt.state], [
+        "with-receipt",
+        "peer",
+        "accepted",
+      ]);
+
+      // A revoked frame: the peer recalls a message the device got and has not acked.
+      const kept = await peer.request({
+        type: "send",
+        id: "to-recall",
+        to: { kind: "endpoint", id: "device" },
+        body: { enc: "utf8", data: "take it back" },
+        offline: { keep: true, ttl_seconds: 3600 },
+      });
+      assert.equal(kept.ok, true, JSON.stringify(kept));
+      await device.waitFrame((f) => f.type === "msg" && f.id === "to-recall", "msg at device");
+      assert.equal((await peer.request({ type: "recall", id: "to-recall" })).ok, true);
+      const revoked = (await frameOf("revoked")).data.frame as Record<string, unknown>;
+      assert.deepEqual([revoked.id, revoked.from, revoked.reason], [
+        "to-recall",
+        "peer",
+        "recalled",
+      ]);
+
+      await peer.close();
+      const presence = (await frameOf("presence")).data.frame as Record<string, unknown>;
+      assert.deepEqual([presence.id, presence.online], ["peer", false]);
+    } finally {
+      await inbox.close();
+      await device.close();
+      await peer.close().catch(() => undefined);
     }
   } finally {
     await t.close();

@@ -28,7 +28,7 @@ Deno.test("100 wrong admin passwords over one /64 lock the /64 after 10; over ma
   const home = await prepareHome({ trusted_proxies: ["127.0.0.1/32"] }, ["a"], PW);
   const set = await runCli(home, ["admin", "set-password"], `${ADMIN_PW}\n`);
   assert.equal(set.code, 0, set.stderr);
-  const server = await startServerProcess(home);
+  const server = await startServerProcess(home, 60_000, { launcher: true });
   try {
     const first = await login(server, "198.51.100.1", ADMIN_PW);
     assert.equal(first.status, 200, first.text);
@@ -79,6 +79,22 @@ Deno.test("100 wrong admin passwords over one /64 lock the /64 after 10; over ma
       .data.admin_lockout;
     assert.ok((lock.locked_until ?? 0) > Date.now() + 50 * 60_000, JSON.stringify(lock));
     assert.ok((lock.last_locked_at ?? 0) > 0);
+
+    // Both locks are rows of the audit log (操作日志), the /64 with its network.
+    const audit = await fetchHttp(server.port, "/api/admin/audit?action=lockout.start", {
+      headers: { Cookie: cookie },
+    });
+    assert.equal(audit.status, 200, audit.text);
+    const rows = (audit.json as { data: { items: Record<string, string>[] } }).data.items
+      .map((r) => [r.actor, r.target, r.result]);
+    assert.deepEqual(
+      rows.sort(),
+      [
+        ["system", "2001:db8:1:2::/64", "admin/ip"],
+        ["system", "admin", "admin/account"],
+      ].sort(),
+      JSON.stringify(rows),
+    );
   } finally {
     assert.equal(await server.stop(), 0);
     await home.cleanup();

@@ -20,7 +20,7 @@ async function withServer(
   const home = await prepareHome(overrides, ["a", "b"], PW);
   const set = await runCli(home, ["admin", "set-password"], `${ADMIN_PW}\n`);
   assert.equal(set.code, 0, set.stderr);
-  const server = await startServerProcess(home);
+  const server = await startServerProcess(home, 60_000, { launcher: true });
   try {
     const headers = { "Content-Type": "application/json", "X-Nixmsg-Request": "1" };
     const login = await fetchHttp(server.port, "/api/admin/login", {

@@ -5,13 +5,16 @@
 // id in a small CONNECT is refused before it keys a map or reaches a log line. A cold server's
 // RSS first rises by about 150 MiB under any connection churn (short ids too) and then stays:
 // the warm-up takes that part, then CI runs 2,000 attempts against the 50 MiB bound of the
-// issue's 10,000; `NIXMSG_EDGE_LONG_IDS=10000` runs the full count.
+// issue's 10,000; `NIXMSG_EDGE_LONG_IDS=10000` runs the full count. Over WebSocket the broker's
+// parser closes such a CONNECT before reading it.
 import assert from "node:assert/strict";
 import { PW } from "./helpers/messaging.ts";
 import { type ServerProcess, startServerProcess } from "./helpers/server_process.ts";
 import { fetchHttp, waitFor } from "../server/net/_test_util.ts";
 import { prepareHome, sampleProc } from "./bench/_load_util.ts";
-import { rawLogin, startAttacker } from "./helpers/edge_probe.ts";
+import { connectBytes, rawLogin, startAttacker, wsLogin } from "./helpers/edge_probe.ts";
+import { WebSocket } from "ws";
+import type { Buffer } from "node:buffer";
 
 const ATTACKER = "127.0.0.2";
 const COUNT = Number(Deno.env.get("NIXMSG_EDGE_LONG_IDS") ?? 2000);
@@ -28,7 +31,7 @@ Deno.test("failed CONNECTs with 60,000-character ids grow RSS by less than 50 Mi
   // The per-address connection rate is lifted, so every attempt reaches the CONNECT check.
   const limits = { max_conn_rate_per_ip: 100_000 };
   const home = await prepareHome({ metrics: { token: TOKEN }, limits }, ["a"], PW);
-  const server = await startServerProcess(home);
+  const server = await startServerProcess(home, 60_000, { launcher: true });
   try {
     // Warm up: the heap a cold server grows under connection churn of any kind.
     const warm = await startAttacker("long_ids", server.port, ATTACKER, 1000).done;
@@ -63,6 +66,36 @@ Deno.test("failed CONNECTs with 60,000-character ids grow RSS by less than 50 Mi
     assert.equal(await rawLogin(server.port, ATTACKER, "bad id!", "whatever-pw"), 0x86);
     const failure = await waitLine(server, "auth failure");
     assert.deepEqual([failure.reason, failure.endpoint], ["invalid_id", undefined]);
+  } finally {
+    assert.equal(await server.stop(), 0);
+    await home.cleanup();
+  }
+});
+
+Deno.test("a CONNECT with a 60,000-character id over WebSocket is closed unread, its id never logged", async () => {
+  const home = await prepareHome({}, ["a"], PW);
+  const server = await startServerProcess(home, 60_000, { launcher: true });
+  try {
+    const long = `${crypto.randomUUID()}${"x".repeat(60_000 - 36)}`;
+    const ws = new WebSocket(`ws://127.0.0.1:${server.port}/mqtt`, ["mqtt"], {
+      localAddress: ATTACKER,
+    });
+    const got: Buffer[] = [];
+    ws.on("message", (m: Buffer) => got.push(m));
+    ws.on("error", () => {});
+    await new Promise<void>((resolve, reject) => {
+      ws.once("open", () => resolve());
+      ws.once("error", reject);
+    });
+    ws.send(connectBytes(long, "whatever-pw"));
+    await new Promise<void>((resolve) => ws.once("close", () => resolve()));
+    assert.deepEqual(got, [], "no CONNACK: the packet was not read");
+    const line = await waitLine(server, "MQTT connection closed: CONNECT too large");
+    assert.ok(Number(line.bytes) > 60_000, JSON.stringify(line));
+    const longest = Math.max(...server.logs.map((l) => JSON.stringify(l).length));
+    assert.ok(longest < 2048, `a log line of ${longest} characters`);
+    // Another client still logs in over WebSocket.
+    assert.equal(await wsLogin(server.port, "127.0.0.3", "a", PW), true);
   } finally {
     assert.equal(await server.stop(), 0);
     await home.cleanup();

@@ -13,6 +13,14 @@ import { fetchHttp } from "../server/net/_test_util.ts";
 
 const IS_ROOT = Deno.uid() === 0;
 const TURN_MS = 2000;
+const TOKEN = "metrics-token";
+
+/** The value of a `/metrics` sample line, e.g. `nixmsg_store_ready`; NaN when missing. */
+async function metric(port: number, sample: string): Promise<number> {
+  const r = await fetchHttp(port, "/metrics", { headers: { Authorization: `Bearer ${TOKEN}` } });
+  const line = r.text.split("\n").find((l) => l.startsWith(`${sample} `));
+  return line === undefined ? NaN : Number(line.slice(sample.length + 1));
+}
 
 async function sh(cmd: string, args: string[]): Promise<void> {
   const out = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped" }).output();
@@ -98,10 +106,15 @@ async function withTmpfsServer(
     await sh("cp", ["-a", `${base.dataDir}/.`, mnt]);
     await Deno.writeTextFile(
       base.configPath,
-      stringify({ listen: "127.0.0.1:0", data_dir: mnt, log: { level: "info" } }),
+      stringify({
+        listen: "127.0.0.1:0",
+        data_dir: mnt,
+        log: { level: "info" },
+        metrics: { token: TOKEN },
+      }),
     );
     const home: TestHome = { ...base, dataDir: mnt };
-    const server = await startServerProcess(home);
+    const server = await startServerProcess(home, 60_000, { launcher: true });
     const { client: a } = await online(`mqtt://127.0.0.1:${server.port}`, "a", PW);
     try {
       await fn(server.port, mnt, a);
@@ -110,6 +123,10 @@ async function withTmpfsServer(
       assert.equal(down?.reason, "commit_failed");
       const up = server.logs.find((l) => l.msg === "Ready again: a database commit succeeds");
       assert.equal(up?.reason, "padded_probe_committed");
+      // And the metrics count it: the failed commits made it not ready, and it is ready again.
+      const port = server.port;
+      assert.ok(await metric(port, 'nixmsg_store_not_ready_total{reason="commit_failed"}') >= 1);
+      assert.equal(await metric(port, "nixmsg_store_ready"), 1);
     } finally {
       await a.close();
       await server.stop();

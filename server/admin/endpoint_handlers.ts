@@ -93,7 +93,8 @@ export function endpointHandlers(d: AdminDeps) {
       "default_delay_ms",
     ]);
     const text = (key: string) => {
-      const v = body[key] ?? "";
+      // Missing is empty (generated); null is not a string and is refused like any other type.
+      const v = body[key] === undefined ? "" : body[key];
       if (typeof v !== "string") throw bad(`字段不合法：${key} 必须是字符串`);
       return v;
     };

@@ -12,6 +12,7 @@ import type { TappedEvent } from "../app/inbox_tap.ts";
 import type { AdminDeps } from "./deps.ts";
 import type { AdminRequest } from "./guards.ts";
 import { type FrameBody, frameView } from "./inbox_view.ts";
+import type { InboxEvents } from "./inbox_schema.ts";
 import { httpFail } from "./request.ts";
 
 /** Streams open at once over every endpoint; one more answers `busy`. */
@@ -29,7 +30,11 @@ interface Stream {
   budget: number;
 }
 
-function send(res: ServerResponse, event: string, data: unknown): void {
+function send<E extends keyof InboxEvents>(
+  res: ServerResponse,
+  event: E,
+  data: InboxEvents[E],
+): void {
   res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 

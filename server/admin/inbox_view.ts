@@ -3,6 +3,10 @@
  * `meta` (spec 8, 12: no admin answer carries a body), plus a summary of a message's body so the
  * console can offer to open it. The body itself stays on the server until the admin opens it.
  */
+import type { Static } from "@sinclair/typebox";
+import type { InboxBodySummarySchema } from "./inbox_schema.ts";
+
+type InboxBodySummary = Static<typeof InboxBodySummarySchema>;
 
 /** A message body as spec 6.2 carries it. */
 export interface FrameBody {
@@ -11,13 +15,8 @@ export interface FrameBody {
   data: string;
 }
 
-/** The summary of a withheld body. */
-export interface BodySummary {
-  enc: string;
-  content_type: string;
-  /** Characters of `data` as sent (base64 text for binary bodies). */
-  length: number;
-}
+/** The summary of a withheld body: characters of `data` as sent (base64 text for binary). */
+export type BodySummary = InboxBodySummary;
 
 /** One frame as shown: `frame` is null when the payload was not a JSON object. */
 export interface FrameView {

@@ -12,6 +12,14 @@ import { VERSION } from "../version.ts";
 import { DELIVERY_STATES } from "../store/ops/receipts.ts";
 import { HistoryViewSchema } from "../metrics/history_schema.ts";
 import {
+  INBOX_EVENT_SCHEMA,
+  InboxBodySummarySchema,
+  InboxFrameSchema,
+  InboxHelloSchema,
+  InboxLostSchema,
+  InboxStateSchema,
+} from "./inbox_schema.ts";
+import {
   AuditRecordSchema,
   DeliveryCountsSchema,
   EndpointSchema,
@@ -47,6 +55,18 @@ function obj(properties: Record<string, Schema>, optional: readonly string[] = [
 }
 
 const str: Schema = { type: "string" };
+/** An id (spec 6.1): 1–64 of A–Z a–z 0–9 _ . -, not only dots (isValidId). */
+const idStr: Schema = { type: "string", pattern: "^(?!\\.+$)[A-Za-z0-9_.-]{1,64}$" };
+/** A name or an id the handler only bounds in length (1–64 characters). */
+const name64: Schema = { type: "string", minLength: 1, maxLength: 64 };
+/** A PATCH-like body: at least one of its optional fields (requireSome). */
+/** An endpoint's default delay: at most `limits.max_schedule_seconds` (default 365 days). */
+const delayMs: Schema = {
+  type: "integer",
+  minimum: 0,
+  maximum: DEFAULT_CONFIG.limits.max_schedule_seconds * 1000,
+};
+const someOf = (schema: Schema): Schema => ({ ...schema, minProperties: 1 });
 const int: Schema = { type: "integer" };
 const nonNegInt: Schema = { type: "integer", minimum: 0 };
 const bool: Schema = { type: "boolean" };
@@ -82,17 +102,17 @@ const SCHEMAS: Record<string, Schema> = {
   MessageRecord: MessageRecordSchema,
   RecipientRecord: RecipientRecordSchema,
   Registration: obj({ enabled: bool, code: str, updated_at: timeOrNull }),
-  Target: obj({ kind: { enum: ["endpoint", "group"] }, id: str }),
+  Target: obj({ kind: { enum: ["endpoint", "group"] }, id: idStr }),
   SendRequest: {
     ...obj({
-      id: { type: "string", description: "1–64 of A–Z a–z 0–9 _ . -; omitted = a new UUIDv7" },
+      id: { ...idStr, description: "1–64 of A–Z a–z 0–9 _ . -; omitted = a new UUIDv7" },
       to: ref("Target"),
       body: obj({
         enc: { enum: ["utf8", "base64"] },
         content_type: { type: "string", maxLength: 128 },
         data: str,
       }, ["content_type"]),
-      meta: { type: "object" },
+      meta: { type: "object", additionalProperties: true },
       delay_ms: nonNegInt,
       send_at_ms: nonNegInt,
       offline: obj({ keep: bool, ttl_seconds: nonNegInt }, ["keep", "ttl_seconds"]),
@@ -126,6 +146,11 @@ const SCHEMAS: Record<string, Schema> = {
   Webhook: WebhookSchema,
   WebhookAttempt: WebhookAttemptSchema,
   MetricsHistory: HistoryViewSchema,
+  InboxHello: InboxHelloSchema,
+  InboxFrame: InboxFrameSchema,
+  InboxState: InboxStateSchema,
+  InboxLost: InboxLostSchema,
+  InboxBodySummary: InboxBodySummarySchema,
   ImportRowProblems: obj({ rows: arr(obj({ row: int, column: str, message: str })) }),
 };
 
@@ -154,6 +179,18 @@ interface OpSpec {
   /** Extra responses, by status. */
   extra?: Record<string, unknown>;
 }
+
+/** The page query of a list whose cursor is a row number (messages, audit). */
+const SEQ_PAGE_QUERY = {
+  cursor: {
+    schema: { type: "string", pattern: "^[0-9]{0,16}$" },
+    description: "`next_cursor` of the previous page; empty = first",
+  },
+  limit: {
+    schema: { type: "integer", minimum: 1, maximum: 200 },
+    description: "1–200, default 50",
+  },
+};
 
 const PAGE_QUERY = {
   cursor: { schema: str, description: "`next_cursor` of the previous page; empty = first" },
@@ -212,7 +249,9 @@ const SECURITY: Record<Guard, unknown[] | undefined> = {
 function operation(method: string, path: string, spec: OpSpec): Record<string, unknown> {
   const params: unknown[] = [];
   for (const m of path.matchAll(/\{(\w+)\}/g)) {
-    params.push({ name: m[1], in: "path", required: true, schema: str });
+    // A message id is checked like every id (spec 6.1); other path ids are looked up (404).
+    const schema = m[1] === "msgId" ? idStr : str;
+    params.push({ name: m[1], in: "path", required: true, schema });
   }
   for (const [name, q] of Object.entries(spec.query ?? {})) {
     params.push({
@@ -243,7 +282,13 @@ function operation(method: string, path: string, spec: OpSpec): Record<string, u
     const content: Record<string, unknown> = {};
     if (spec.body !== undefined) content[JSON_TYPE] = { schema: spec.body };
     for (const [t, s] of Object.entries(spec.bodyContent ?? {})) content[t] = { schema: s };
-    op.requestBody = { required: false, content };
+    // Required when the body must carry a field; an empty body then gets 400 `bad_request`.
+    const body = spec.body as
+      | { $ref?: string; required?: unknown[]; minProperties?: number }
+      | undefined;
+    const needed = spec.bodyContent !== undefined || body?.$ref !== undefined ||
+      (body?.required?.length ?? 0) > 0 || (body?.minProperties ?? 0) > 0;
+    op.requestBody = { required: needed, content };
   }
   op.responses = {
     "200": { description: "Success", content: okContent },
@@ -260,10 +305,14 @@ function operation(method: string, path: string, spec: OpSpec): Record<string, u
 
 const A = "/api/admin";
 const ID_Q = (description: string) => ({ schema: str, description });
+const TEXT_Q = (max: number, description: string) => ({
+  schema: { type: "string", maxLength: max },
+  description,
+});
 const BOOL_Q = (description: string) => ({ schema: { enum: ["true", "false"] }, description });
 const TIME_Q = (description: string) => ({
-  schema: { type: "string", pattern: "^[0-9]{1,16}$" },
-  description,
+  schema: { type: "string", pattern: "^[0-9]{0,16}$" },
+  description: `${description}; empty = no bound`,
 });
 
 /** Every operation: `[method, path, spec]`, paths in OpenAPI `{name}` form. */
@@ -311,7 +360,7 @@ const OPERATIONS: [string, string, OpSpec][] = [
     guard: "admin",
     summary: "The last hour of the server's own figures, one sample every 10 s (live overview)",
     query: {
-      since: { schema: int, description: "Unix ms: only samples newer than this" },
+      since: { schema: nonNegInt, description: "Unix ms: only samples newer than this" },
     },
     ok: ref("MetricsHistory"),
   }],
@@ -382,7 +431,13 @@ const OPERATIONS: [string, string, OpSpec][] = [
     tag: "tokens",
     guard: "session",
     summary: "List API tokens, newest first",
-    query: PAGE_QUERY,
+    query: {
+      ...PAGE_QUERY,
+      cursor: {
+        schema: { type: "string", pattern: "^$|^[0-9]{1,16}\\..+$" },
+        description: "`next_cursor` of the previous page (`<created_at>.<id>`); empty = first",
+      },
+    },
     ok: page(ref("Token")),
   }],
   ["post", `${A}/tokens`, {
@@ -397,7 +452,7 @@ const OPERATIONS: [string, string, OpSpec][] = [
     tag: "tokens",
     guard: "session",
     summary: "Rename, enable or disable a token",
-    body: obj({ name: str, enabled: bool }, ["name", "enabled"]),
+    body: someOf(obj({ name: name64, enabled: bool }, ["name", "enabled"])),
     ok: obj({ item: ref("Token") }),
     errors: ["not_found", "conflict"],
   }],
@@ -429,9 +484,13 @@ const OPERATIONS: [string, string, OpSpec][] = [
       id: str,
       name: str,
       remark: str,
-      login_password: str,
-      talk_password: str,
-      default_delay_ms: nonNegInt,
+      login_password: {
+        anyOf: [{ type: "string", maxLength: 0 }, { type: "string", minLength: 8, maxLength: 128 }],
+        description: "8–128 characters, not starting with `nst_`; empty = generated",
+        not: { type: "string", pattern: "^nst_" },
+      },
+      talk_password: { type: "string", maxLength: 128 },
+      default_delay_ms: delayMs,
     }, ["id", "name", "remark", "login_password", "talk_password", "default_delay_ms"]),
     ok: obj({ item: ref("Endpoint"), login_password: str }, ["login_password"]),
     errors: ["id_taken"],
@@ -442,7 +501,7 @@ const OPERATIONS: [string, string, OpSpec][] = [
     summary: "Create up to 1000 endpoints from CSV, all or nothing",
     description: "With `Accept: application/x-ndjson` the answer is one JSON object a line: " +
       "`progress` lines, then one `result` line.",
-    bodyContent: { "text/csv": str },
+    bodyContent: { "text/csv": { type: "string", minLength: 1 } },
     ok: ref("ImportResult"),
     okContent: {
       [NDJSON_TYPE]: {
@@ -470,7 +529,7 @@ const OPERATIONS: [string, string, OpSpec][] = [
     summary: "Disable, enable or delete many endpoints",
     body: obj({
       action: { enum: ["disable", "enable", "delete"] },
-      ids: { type: "array", items: str, minItems: 1, maxItems: 1000 },
+      ids: { type: "array", items: idStr, minItems: 1, maxItems: 1000, uniqueItems: true },
     }),
     ok: obj({
       items: arr({
@@ -496,10 +555,10 @@ const OPERATIONS: [string, string, OpSpec][] = [
     tag: "endpoints",
     guard: "admin",
     summary: "Change name, remark, default delay, enabled",
-    body: obj(
-      { name: str, remark: str, default_delay_ms: nonNegInt, enabled: bool },
+    body: someOf(obj(
+      { name: str, remark: str, default_delay_ms: delayMs, enabled: bool },
       ["name", "remark", "default_delay_ms", "enabled"],
-    ),
+    )),
     ok: obj({ item: ref("Endpoint") }),
     errors: ["not_found"],
   }],
@@ -541,7 +600,7 @@ const OPERATIONS: [string, string, OpSpec][] = [
       "online}, `frame` {n, at, qos, type, frame, body, bytes} with every `body` and `meta` " +
       "withheld (`body` is a summary {enc, content_type, length} or null), `state` {n, at, " +
       "online}, `lost` {count}. See docs/admin-api.md.",
-    okRaw: { "text/event-stream": str },
+    okRaw: { "text/event-stream": INBOX_EVENT_SCHEMA },
     ok: empty,
     errors: ["not_found", "busy"],
   }],
@@ -652,10 +711,17 @@ const OPERATIONS: [string, string, OpSpec][] = [
     tag: "registration",
     guard: "admin",
     summary: "Change the registration switch or code",
-    body: obj(
-      { enabled: bool, code: { type: "string", minLength: 8, maxLength: 64 }, generate: bool },
-      ["enabled", "code", "generate"],
-    ),
+    body: {
+      ...someOf(obj(
+        { enabled: bool, code: { type: "string", minLength: 8, maxLength: 64 }, generate: bool },
+        ["enabled", "code", "generate"],
+      )),
+      // `generate: true` makes the code: giving one as well is refused.
+      not: {
+        properties: { code: { type: "string" }, generate: { const: true } },
+        required: ["code", "generate"],
+      },
+    },
     ok: ref("Registration"),
   }],
   // Groups
@@ -675,7 +741,12 @@ const OPERATIONS: [string, string, OpSpec][] = [
     guard: "admin",
     summary: "Create a group; members that cannot join are listed in `failed`",
     body: obj(
-      { id: str, name: str, owner_id: str, members: arr(str) },
+      {
+        id: { type: "string", pattern: "^$|^(?!\\.+$)[A-Za-z0-9_.-]{1,64}$" },
+        name: name64,
+        owner_id: name64,
+        members: { ...arr(idStr), uniqueItems: true },
+      },
       ["id", "members"],
     ),
     ok: obj({ item: ref("Group"), failed: arr(ref("MemberFailure")) }),
@@ -712,7 +783,9 @@ const OPERATIONS: [string, string, OpSpec][] = [
     tag: "groups",
     guard: "admin",
     summary: "Add members (no talk password needed)",
-    body: obj({ members: { type: "array", items: str, minItems: 1, maxItems: 1000 } }),
+    body: obj({
+      members: { type: "array", items: idStr, minItems: 1, maxItems: 1000, uniqueItems: true },
+    }),
     ok: obj({ added: arr(str), failed: arr(ref("MemberFailure")) }),
     errors: ["not_found", "group_full"],
   }],
@@ -727,7 +800,7 @@ const OPERATIONS: [string, string, OpSpec][] = [
     tag: "groups",
     guard: "admin",
     summary: "Make another member the owner",
-    body: obj({ endpoint_id: str }),
+    body: obj({ endpoint_id: name64 }),
     ok: obj({ item: ref("Group") }),
     errors: ["not_found", "not_member"],
   }],
@@ -742,10 +815,16 @@ const OPERATIONS: [string, string, OpSpec][] = [
       dest_kind: { schema: { enum: ["endpoint", "group"] }, description: "destination kind" },
       recipient: ID_Q("messages with a delivery to this endpoint"),
       id: ID_Q("exact message id"),
-      state: ID_Q("one state or several separated by commas"),
+      state: {
+        schema: {
+          type: "string",
+          pattern: "^$|^(scheduled|dispatched|completed)(,(scheduled|dispatched|completed))*$",
+        },
+        description: "one state or several separated by commas",
+      },
       from: TIME_Q("created_at ≥ this (Unix ms)"),
       to: TIME_Q("created_at < this (Unix ms)"),
-      ...PAGE_QUERY,
+      ...SEQ_PAGE_QUERY,
     },
     ok: page(ref("MessageRecord")),
   }],
@@ -765,11 +844,11 @@ const OPERATIONS: [string, string, OpSpec][] = [
     query: {
       from: TIME_Q("at ≥ this (Unix ms)"),
       to: TIME_Q("at < this (Unix ms)"),
-      actor: ID_Q("exact actor: `admin`, `token:<name>`, `cli`, `system`"),
-      action: ID_Q("exact action, or a family: `endpoint` matches every `endpoint.*`"),
-      target: ID_Q("exact object id"),
-      result: ID_Q("exact result: `ok` or an error code"),
-      ...PAGE_QUERY,
+      actor: TEXT_Q(128, "exact actor: `admin`, `token:<name>`, `cli`, `system`"),
+      action: TEXT_Q(64, "exact action, or a family: `endpoint` matches every `endpoint.*`"),
+      target: TEXT_Q(256, "exact object id"),
+      result: TEXT_Q(64, "exact result: `ok` or an error code"),
+      ...SEQ_PAGE_QUERY,
     },
     ok: page(ref("AuditRecord")),
   }],
@@ -859,7 +938,7 @@ export function openApiDocument(): Record<string, unknown> {
     info: {
       title: "NixMsg admin API",
       version: VERSION,
-      license: { name: "NixMsg Proprietary License" },
+      license: { name: "NixMsg Proprietary License", identifier: "LicenseRef-NixMsg-Proprietary" },
       description: "The HTTP API of the NixMsg console and of back ends (docs/admin-api.md). " +
         'Every JSON answer is `{"ok":true,"data":…}` or `{"ok":false,"error":{"code",' +
         '"message"}}`. Times are Unix milliseconds. A cookie-authenticated request other than ' +

@@ -69,7 +69,7 @@ export class SecurityLog implements LockoutEvents {
     if (this.#audit === undefined) return;
     const target = who.sender !== undefined && who.target !== undefined
       ? `${who.sender}/${who.target}`
-      : who.endpoint ?? who.target ?? who.sender ?? who.ip ?? "";
+      : who.endpoint ?? who.target ?? who.sender ?? who.account ?? who.ip ?? "";
     void recordAudit(this.#audit, { actor: "system", action, target, result, ip: who.ip ?? "" });
   }
 }

@@ -137,3 +137,54 @@ Deno.test("the per-IP cap counts every address of one IPv6 /64 together (issue 2
     },
   );
 });
+
+/** Opens `n` TCP connections from `from` at once; resolves how many the server closed unasked. */
+async function burstOf(port: number, from: string, n: number): Promise<number> {
+  const sockets = await Promise.all(
+    Array.from({ length: n }, () => connectTcp(port, "127.0.0.1", from)),
+  );
+  const closed = sockets.map((s) =>
+    new Promise<boolean>((resolve) => {
+      s.on("error", () => {});
+      if (s.destroyed) return resolve(true);
+      const timer = setTimeout(() => resolve(false), 1000);
+      s.once("close", () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    })
+  );
+  const closedCount = (await Promise.all(closed)).filter((c) => c).length;
+  for (const s of sockets) s.destroy();
+  return closedCount;
+}
+
+Deno.test("the listener refuses new connections past the per-address rate, and another address is served (issue 28)", async () => {
+  // 2 a second with a burst of 4 (twice the rate): 40 at once from one address cannot all pass.
+  await withListeners({ limits: { max_conn_rate_per_ip: 2 } }, async ({ listeners, lines }) => {
+    const port = listeners.listen.port;
+    const refused = await burstOf(port, "127.0.0.2", 40);
+    assert.ok(refused >= 30, `${refused} of 40 refused`);
+    const other = await fetchHttp(port, "/healthz", { localAddress: "127.0.0.3" });
+    assert.equal(other.status, 200);
+    const warn = lines.find((l) =>
+      l.msg === "Connection refused: too many new connections from one address"
+    );
+    assert.equal(warn?.remote, "127.0.0.2");
+  });
+});
+
+Deno.test("the listener refuses new connections past its own rate, whichever address they come from (issue 28)", async () => {
+  await withListeners({ limits: { max_conn_rate: 2 } }, async ({ listeners, lines }) => {
+    const port = listeners.listen.port;
+    const counts = await Promise.all(
+      ["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"].map((a) => burstOf(port, a, 10)),
+    );
+    const refused = counts.reduce((a, b) => a + b, 0);
+    assert.ok(refused >= 30, `${refused} of 40 refused`);
+    const warn = lines.find((l) =>
+      l.msg === "Connection refused: too many new connections on this listener"
+    );
+    assert.ok(warn !== undefined, "the listener's rate was logged");
+  });
+});

@@ -32,7 +32,7 @@ interface Rec {
 
 Deno.test({
   name:
-    "the send panel sends with retention, delay and a schedule; a failed import can pick another file; logout needs the server",
+    "the send panel sends with retention, delay and a schedule; a failed import can pick another file by touch; logout needs the server",
   ignore: !HAS_CHROMIUM,
   sanitizeOps: false,
   sanitizeResources: false,
@@ -80,21 +80,41 @@ Deno.test({
         await panel.getByRole("button", { name: "发送", exact: true }).isDisabled(),
         true,
       );
+      // A time an hour ahead, typed into the picker as the browser shows it, is the send time.
+      const at = Math.ceil((Date.now() + 3_600_000) / 1000) * 1000;
+      const typed = await page.evaluate((ms) => {
+        const d = new Date(ms);
+        const p = (n: number) => String(n).padStart(2, "0");
+        return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ` +
+          `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+      }, at);
+      const atInput = panel.getByTestId("send-at").locator("input");
+      await atInput.fill(typed);
+      await atInput.press("Enter");
+      await panel.getByText("请选择发送时刻").waitFor({ state: "detached" });
+      await panel.getByRole("button", { name: "发送", exact: true }).click();
+      const count = (n: number) =>
+        page.waitForFunction(
+          async ([url, n]) => {
+            const r = await fetch(url as string);
+            const j = await r.json();
+            return j.data.items.length === n;
+          },
+          [`${t.adminUrl}/api/admin/messages?sender=sender`, n],
+          { timeout: 10_000 },
+        );
+      await count(2);
+      const [scheduled] = (await api.get("/api/admin/messages?sender=sender")).data.items as Rec[];
+      assert.equal(scheduled.state, "scheduled");
+      assert.equal(scheduled.send_at, at, "sent for the time typed");
+
       await panel.getByTestId("send-when").getByText("立即").click();
       // The form's feedback line fades out and the rows below move up: click once they settled.
       await panel.getByText("请选择发送时刻").waitFor({ state: "detached" });
       await panel.getByTestId("send-keep").click();
       await panel.getByText("对方离线超过宽限期就不再投递").waitFor();
       await panel.getByRole("button", { name: "发送", exact: true }).click();
-      await page.waitForFunction(
-        async (url) => {
-          const r = await fetch(url);
-          const j = await r.json();
-          return j.data.items.length === 2;
-        },
-        `${t.adminUrl}/api/admin/messages?sender=sender`,
-        { timeout: 10_000 },
-      );
+      await count(3);
       const both = (await api.get("/api/admin/messages?sender=sender")).data.items as Rec[];
       assert.equal(both[0].keep, false);
 
@@ -113,7 +133,21 @@ Deno.test({
       await imp.getByRole("button", { name: "开始导入" }).click();
       await imp.locator(".n-alert").first().waitFor();
       assert.equal(await imp.getByRole("button", { name: "换一个文件" }).isDisabled(), false);
-      await pick("good.csv", header + "imp-ok,好,,,0,\r\n");
+      // 换一个文件 opens the file chooser by touch alone (no hover, no mouse): a tap at its centre.
+      const again = await imp.getByRole("button", { name: "换一个文件" }).boundingBox();
+      assert.ok(again !== null);
+      const cdp = await context.newCDPSession(page);
+      await cdp.send("Emulation.setTouchEmulationEnabled", { enabled: true, maxTouchPoints: 1 });
+      const chooser = page.waitForEvent("filechooser", { timeout: 5000 });
+      const tap = { x: again.x + again.width / 2, y: again.y + again.height / 2 };
+      await cdp.send("Input.dispatchTouchEvent", { type: "touchStart", touchPoints: [tap] });
+      await cdp.send("Input.dispatchTouchEvent", { type: "touchEnd", touchPoints: [] });
+      await (await chooser).setFiles({
+        name: "good.csv",
+        mimeType: "text/csv",
+        buffer: Buffer.from(header + "imp-ok,好,,,0,\r\n"),
+      });
+      await cdp.send("Emulation.setTouchEmulationEnabled", { enabled: false });
       await imp.getByText("good.csv").waitFor();
       // The new file replaces the old one.
       await imp.getByText("bad.csv").waitFor({ state: "detached" });

@@ -596,6 +596,20 @@ Deno.test({
             const f = await box(fields.nth(i));
             assert.ok(f.x >= card.x && f.x + f.width <= card.x + card.width, `send field ${i}`);
           }
+          // The recipient list opens on screen, its options usable, the page no wider.
+          await page.locator("#send-test .n-select").first().click();
+          const menu = page.locator(".n-base-select-menu").last();
+          await menu.locator(".n-base-select-option").first().waitFor();
+          await still(page);
+          onScreen(await box(menu), "the send panel's recipient list");
+          const wide = await page.evaluate(() =>
+            (globalThis as unknown as PageGlobal).document.documentElement.scrollWidth
+          );
+          assert.ok(wide <= PHONE.width, `${wide}px wide with the recipient list open`);
+          await shot(page, "phone-send-select");
+          // Choosing a recipient closes the list.
+          await menu.locator(".n-base-select-option").first().click();
+          await menu.waitFor({ state: "hidden" });
         }
       }
       // No sidebar on a phone: the menu is a drawer that closes once a page is chosen.

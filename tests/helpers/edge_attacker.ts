@@ -6,6 +6,7 @@
 // - `mqtt_idle`: holds N MQTT connections that sent only the first byte of a CONNECT.
 // - `guess`: N loops of password CONNECTs for random unknown ids.
 // - `long_ids`: N failed CONNECTs with 60,000-character ids, 20 at a time, then exits.
+// - `long_ids_loop`: the same in N loops, until stopped.
 // - `short_ids`: the same with short invalid ids, for the baseline.
 //
 // Prints one JSON line of counts a second, and a last one when it ends (SIGTERM, or done).
@@ -63,11 +64,14 @@ if (kind === "none") {
 } else if (kind === "http") hold("GET /healthz HTTP/1.1\r\nHost: x\r\n");
 else if (kind === "mqtt_idle") hold(new Uint8Array([0x10]));
 else if (kind === "guess") void guess(() => `u${crypto.randomUUID().slice(0, 12)}`, n);
-else if (kind === "long_ids") {
+else if (kind === "long_ids" || kind === "long_ids_loop") {
   // Each id is new, so nothing can be remembered for one id and reused for the next.
   const long = () => `${crypto.randomUUID()}${"x".repeat(60_000 - 36)}`;
-  await guess(long, 20, n);
-  end();
+  if (kind === "long_ids_loop") void guess(long, n);
+  else {
+    await guess(long, 20, n);
+    end();
+  }
 } else if (kind === "short_ids") {
   // The same failure with a short id that is not valid either: the cost of the connection alone.
   await guess(() => `!${crypto.randomUUID().slice(0, 8)}`, 20, n);

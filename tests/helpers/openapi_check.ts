@@ -134,6 +134,9 @@ class OpenApiChecker {
       ? [parseJson(text)]
       : media === "application/x-ndjson"
       ? text.split("\n").filter((l) => l !== "").map(parseJson)
+      : media === "text/event-stream"
+      // Server-Sent Events: the schema is that of each event's `data` (one JSON line each).
+      ? text.split("\n").filter((l) => l.startsWith("data: ")).map((l) => parseJson(l.slice(6)))
       : [text];
     for (const value of values) {
       const problem = this.#validate(key, entry.schema, value);

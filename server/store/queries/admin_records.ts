@@ -2,6 +2,7 @@ import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import { prepareCached } from "../db.ts";
 import { DELIVERY_STATES, type DeliveryState, type MessageState } from "../ops/receipts.ts";
 import { likeEscape, whereClause } from "./admin.ts";
+import type { GroupView, MessageRecordView, RecipientRecordView } from "../../admin/schemas.ts";
 
 // Admin reads of message records and groups (spec 7.7, 8). The message reads touch only
 // `messages` and `deliveries`, never `message_bodies` (spec 7.7: "后台查询只访问 messages 和
@@ -40,23 +41,16 @@ const SQL_GROUP_MEMBERS = `SELECT gm.endpoint_id AS id, coalesce(e.name, '') AS 
   gm.joined_at FROM group_members gm LEFT JOIN endpoints e ON e.id = gm.endpoint_id
   WHERE gm.group_id = ? AND gm.endpoint_id > ? ORDER BY gm.endpoint_id LIMIT ?`;
 
-/** A message record as the admin API shows it: no body, no meta (spec 8). */
-export interface MessageRecord {
-  seq: number;
-  id: string;
-  sender_id: string;
-  dest_kind: "endpoint" | "group";
-  dest_id: string;
-  content_type: string;
+/**
+ * A message record as read: the admin API's shape (server/admin/schemas.ts), no body, no meta
+ * (spec 8), with `keep` and `receipt` still SQLite's 0 or 1 (server/admin/views.ts makes them
+ * booleans).
+ */
+export type MessageRecord = Omit<MessageRecordView, "keep" | "receipt" | "state"> & {
   state: MessageState;
-  reason: string;
-  send_at: number;
-  created_at: number;
   keep: number;
-  ttl_seconds: number;
   receipt: number;
-  counts: Record<DeliveryState, number>;
-}
+};
 
 /** Filters of the message list; all combine with AND. */
 export interface MessageFilter {
@@ -129,17 +123,8 @@ export function messageRecord(db: DatabaseSync, seq: number): MessageRecord | nu
   return row === undefined ? null : withCounts(db, [row])[0];
 }
 
-/** One recipient's delivery as the admin API shows it. */
-export interface RecipientRow {
-  endpoint_id: string;
-  state: DeliveryState;
-  reason: string;
-  send_at: number;
-  expire_at: number | null;
-  pushed_at: number | null;
-  attempts: number;
-  updated_at: number;
-}
+/** One recipient's delivery as the admin API shows it (its schema is in server/admin/schemas.ts). */
+export type RecipientRow = RecipientRecordView;
 
 /** One page of a message's deliveries, ordered by endpoint id after `afterId`. */
 export function messageRecipients(
@@ -151,14 +136,8 @@ export function messageRecipients(
   return prepareCached(db, SQL_RECIPIENTS).all(seq, afterId, limit) as unknown as RecipientRow[];
 }
 
-/** A group as the admin API lists it. */
-export interface GroupRecord {
-  id: string;
-  name: string;
-  owner_id: string;
-  created_at: number;
-  members: number;
-}
+/** A group as the admin API lists it (its schema is in server/admin/schemas.ts). */
+export type GroupRecord = GroupView;
 
 /** Filters of the group list. */
 export interface GroupFilter {

@@ -1,4 +1,5 @@
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
+import type { AuditRecordView } from "../../admin/schemas.ts";
 import { prepareCached } from "../db.ts";
 import { whereClause } from "./admin.ts";
 
@@ -14,16 +15,8 @@ const SQL_A_ACTION = "(action = ? OR substr(action, 1, length(?) + 1) = ? || '.'
 const SQL_A_TARGET = "target = ?";
 const SQL_A_RESULT = "result = ?";
 
-/** One audit row as the admin API shows it. */
-export interface AuditRecord {
-  id: number;
-  at: number;
-  actor: string;
-  action: string;
-  target: string;
-  result: string;
-  ip: string;
-}
+/** One audit row as the admin API shows it (its schema is in server/admin/schemas.ts). */
+export type AuditRecord = AuditRecordView;
 
 /** Filters of the audit list; all combine with AND. */
 export interface AuditFilter {

@@ -1,24 +1,16 @@
 /** One typed function per admin API route (docs/admin-api.md). */
 import { http, type Query, request, seg } from "./http.ts";
 import type {
-  ApiToken,
-  AuditRecord,
   BatchAction,
   BatchResult,
-  Endpoint,
+  Body,
   EndpointCreate,
   EndpointDetail,
   EndpointPatch,
-  FailedMember,
-  Group,
-  GroupMember,
   Me,
-  MessageRecord,
   MetricsHistory,
+  Ok,
   Overview,
-  Page,
-  Recipient,
-  Registration,
   Settings,
   Webhook,
   WebhookAttempt,
@@ -32,16 +24,19 @@ export interface PageQuery {
 
 export const session = {
   login: (password: string) =>
-    request<{ username: string; expires_at: number }>("POST", "login", {
-      body: { username: "admin", password },
+    request<Ok<"postApiAdminLogin">>("POST", "login", {
+      body: { username: "admin", password } satisfies Body<"postApiAdminLogin">,
       logoutOn401: false,
     }),
-  logout: () => http.post<Record<string, never>>("logout"),
+  logout: () => http.post<Ok<"postApiAdminLogout">>("logout"),
   /** A 401 here just means "not logged in": the caller decides where to go. */
   me: () => request<Me>("GET", "me", { logoutOn401: false }),
   changePassword: (oldPassword: string, newPassword: string) =>
-    request<Record<string, never>>("POST", "password", {
-      body: { old_password: oldPassword, new_password: newPassword },
+    request<Ok<"postApiAdminPassword">>("POST", "password", {
+      body: {
+        old_password: oldPassword,
+        new_password: newPassword,
+      } satisfies Body<"postApiAdminPassword">,
       logoutOn401: false,
     }),
 };
@@ -53,11 +48,11 @@ export const metricsHistory = (since?: number) =>
   http.get<MetricsHistory>("metrics/history", { since });
 
 export const tokens = {
-  list: (p: PageQuery) => http.get<Page<ApiToken>>("tokens", { ...p }),
-  create: (name: string) => http.post<{ token: string; item: ApiToken }>("tokens", { name }),
-  update: (id: string, patch: { name?: string; enabled?: boolean }) =>
-    http.patch<{ item: ApiToken }>(`tokens/${seg(id)}`, patch),
-  remove: (id: string) => http.del<Record<string, never>>(`tokens/${seg(id)}`),
+  list: (p: PageQuery) => http.get<Ok<"getApiAdminTokens">>("tokens", { ...p }),
+  create: (name: string) => http.post<Ok<"postApiAdminTokens">>("tokens", { name }),
+  update: (id: string, patch: Body<"patchApiAdminTokensId">) =>
+    http.patch<Ok<"patchApiAdminTokensId">>(`tokens/${seg(id)}`, patch),
+  remove: (id: string) => http.del<Ok<"deleteApiAdminTokensId">>(`tokens/${seg(id)}`),
 };
 
 /** Filters of the endpoint list. */
@@ -69,21 +64,24 @@ export interface EndpointFilter {
 
 export const endpoints = {
   list: (f: EndpointFilter, p: PageQuery) =>
-    http.get<Page<Endpoint>>("endpoints", { ...f, ...p } as Query),
+    http.get<Ok<"getApiAdminEndpoints">>("endpoints", { ...f, ...p } as Query),
   get: (id: string) => http.get<EndpointDetail>(`endpoints/${seg(id)}`),
   create: (body: Partial<EndpointCreate>) =>
-    http.post<{ item: Endpoint; login_password?: string }>("endpoints", body),
+    http.post<Ok<"postApiAdminEndpoints">>("endpoints", body),
   update: (id: string, patch: EndpointPatch) =>
-    http.patch<{ item: Endpoint }>(`endpoints/${seg(id)}`, patch),
-  remove: (id: string) => http.del<Record<string, never>>(`endpoints/${seg(id)}`),
+    http.patch<Ok<"patchApiAdminEndpointsId">>(`endpoints/${seg(id)}`, patch),
+  remove: (id: string) => http.del<Ok<"deleteApiAdminEndpointsId">>(`endpoints/${seg(id)}`),
   batch: (action: BatchAction, ids: string[]) =>
     http.post<BatchResult>("endpoints/batch", { action, ids }),
-  kick: (id: string) => http.post<{ kicked: boolean }>(`endpoints/${seg(id)}/kick`),
+  kick: (id: string) => http.post<Ok<"postApiAdminEndpointsIdKick">>(`endpoints/${seg(id)}/kick`),
   resetLoginPassword: (id: string) =>
-    http.post<{ login_password: string }>(`endpoints/${seg(id)}/reset-login-password`),
-  unlock: (id: string) => http.post<Record<string, never>>(`endpoints/${seg(id)}/unlock`),
+    http.post<Ok<"postApiAdminEndpointsIdResetLoginPassword">>(
+      `endpoints/${seg(id)}/reset-login-password`,
+    ),
+  unlock: (id: string) =>
+    http.post<Ok<"postApiAdminEndpointsIdUnlock">>(`endpoints/${seg(id)}/unlock`),
   setTalkPassword: (id: string, talkPassword: string) =>
-    http.put<{ item: Endpoint }>(`endpoints/${seg(id)}/talk-password`, {
+    http.put<Ok<"putApiAdminEndpointsIdTalkPassword">>(`endpoints/${seg(id)}/talk-password`, {
       talk_password: talkPassword,
     }),
 };
@@ -98,9 +96,9 @@ export const webhooks = {
 };
 
 export const registration = {
-  get: () => http.get<Registration>("registration"),
-  update: (body: { enabled?: boolean; code?: string; generate?: boolean }) =>
-    http.put<Registration>("registration", body),
+  get: () => http.get<Ok<"getApiAdminRegistration">>("registration"),
+  update: (body: Body<"putApiAdminRegistration">) =>
+    http.put<Ok<"putApiAdminRegistration">>("registration", body),
 };
 
 /** Filters of the group list. */
@@ -110,23 +108,26 @@ export interface GroupFilter {
 }
 
 export const groups = {
-  list: (f: GroupFilter, p: PageQuery) => http.get<Page<Group>>("groups", { ...f, ...p }),
+  list: (f: GroupFilter, p: PageQuery) =>
+    http.get<Ok<"getApiAdminGroups">>("groups", { ...f, ...p }),
   get: (id: string, p: PageQuery) =>
-    http.get<{ item: Group; items: GroupMember[]; next_cursor: string }>(`groups/${seg(id)}`, {
-      ...p,
-    }),
-  create: (body: { id: string; name: string; owner_id: string; members: string[] }) =>
-    http.post<{ item: Group; failed: FailedMember[] }>("groups", body),
-  rename: (id: string, name: string) => http.patch<{ item: Group }>(`groups/${seg(id)}`, { name }),
-  dissolve: (id: string) => http.del<Record<string, never>>(`groups/${seg(id)}`),
+    http.get<Ok<"getApiAdminGroupsId">>(`groups/${seg(id)}`, { ...p }),
+  create: (body: Body<"postApiAdminGroups">) => http.post<Ok<"postApiAdminGroups">>("groups", body),
+  rename: (id: string, name: string) =>
+    http.patch<Ok<"patchApiAdminGroupsId">>(`groups/${seg(id)}`, { name }),
+  dissolve: (id: string) => http.del<Ok<"deleteApiAdminGroupsId">>(`groups/${seg(id)}`),
   addMembers: (id: string, members: string[]) =>
-    http.post<{ added: string[]; failed: FailedMember[] }>(`groups/${seg(id)}/members`, {
+    http.post<Ok<"postApiAdminGroupsIdMembers">>(`groups/${seg(id)}/members`, {
       members,
     }),
   removeMember: (id: string, endpointId: string) =>
-    http.del<Record<string, never>>(`groups/${seg(id)}/members/${seg(endpointId)}`),
+    http.del<Ok<"deleteApiAdminGroupsIdMembersEndpointId">>(
+      `groups/${seg(id)}/members/${seg(endpointId)}`,
+    ),
   transfer: (id: string, endpointId: string) =>
-    http.post<{ item: Group }>(`groups/${seg(id)}/transfer`, { endpoint_id: endpointId }),
+    http.post<Ok<"postApiAdminGroupsIdTransfer">>(`groups/${seg(id)}/transfer`, {
+      endpoint_id: endpointId,
+    }),
 };
 
 /** Filters of the message record list (docs/admin-api.md, Messages). */
@@ -154,15 +155,12 @@ export interface AuditFilter {
 }
 
 export const audit = {
-  list: (f: AuditFilter, p: PageQuery) => http.get<Page<AuditRecord>>("audit", { ...f, ...p }),
+  list: (f: AuditFilter, p: PageQuery) => http.get<Ok<"getApiAdminAudit">>("audit", { ...f, ...p }),
 };
 
 export const messages = {
   list: (f: MessageFilter, p: PageQuery) =>
-    http.get<Page<MessageRecord>>("messages", { ...f, ...p }),
+    http.get<Ok<"getApiAdminMessages">>("messages", { ...f, ...p }),
   get: (seq: number, p: PageQuery) =>
-    http.get<{ item: MessageRecord; items: Recipient[]; next_cursor: string }>(
-      `messages/${seg(seq)}`,
-      { ...p },
-    ),
+    http.get<Ok<"getApiAdminMessagesSeq">>(`messages/${seg(seq)}`, { ...p }),
 };

@@ -3,38 +3,24 @@
  * the frames pushed to it, bodies withheld, and the explicit open of one body.
  */
 import { ApiError, apiUrl, errorOf, seg } from "./http.ts";
+import type { components } from "./schema.gen.ts";
+
+type Schemas = components["schemas"];
 
 /** A withheld body's summary. */
-export interface BodySummary {
-  enc: string;
-  content_type: string;
-  length: number;
-}
+export type BodySummary = Schemas["InboxBodySummary"];
 
 /** One `frame` event. */
-export interface InboxFrame {
-  n: number;
-  at: number;
-  qos: 0 | 1;
-  type: string;
-  frame: Record<string, unknown> | null;
-  body: BodySummary | null;
-  bytes: number;
-}
+export type InboxFrame = Schemas["InboxFrame"];
 
 /** One `state` event: the endpoint came online or went offline. */
-export interface InboxState {
-  n: number;
-  at: number;
-  online: boolean;
-}
+export type InboxState = Schemas["InboxState"];
 
 /** The `hello` event that opens a stream. */
-export interface InboxHello {
-  stream: string;
-  endpoint_id: string;
-  online: boolean;
-}
+export type InboxHello = Schemas["InboxHello"];
+
+/** One `lost` event: frames dropped because the stream was read too slowly. */
+export type InboxLost = Schemas["InboxLost"];
 
 /** What the stream reports. */
 export interface InboxHandlers {
@@ -49,11 +35,11 @@ export interface InboxHandlers {
 /** Opens the stream; call the result to close it. */
 export function openInbox(endpointId: string, on: InboxHandlers): () => void {
   const source = new EventSource(apiUrl(`endpoints/${seg(endpointId)}/inbox`));
-  const data = (e: Event) => JSON.parse((e as MessageEvent<string>).data);
-  source.addEventListener("hello", (e) => on.hello(data(e)));
-  source.addEventListener("frame", (e) => on.frame(data(e)));
-  source.addEventListener("state", (e) => on.state(data(e)));
-  source.addEventListener("lost", (e) => on.lost(data(e).count));
+  const data = <T>(e: Event): T => JSON.parse((e as MessageEvent<string>).data);
+  source.addEventListener("hello", (e) => on.hello(data<InboxHello>(e)));
+  source.addEventListener("frame", (e) => on.frame(data<InboxFrame>(e)));
+  source.addEventListener("state", (e) => on.state(data<InboxState>(e)));
+  source.addEventListener("lost", (e) => on.lost(data<InboxLost>(e).count));
   source.addEventListener("error", () => on.broken(source.readyState !== EventSource.CLOSED));
   return () => source.close();
 }

@@ -811,7 +811,9 @@ export interface components {
                 content_type?: string;
                 data: string;
             };
-            meta?: Record<string, never>;
+            meta?: {
+                [key: string]: unknown;
+            };
             delay_ms?: number;
             send_at_ms?: number;
             offline?: {
@@ -942,6 +944,39 @@ export interface components {
                 latency_ms_p99: number | null;
             }[];
         };
+        InboxHello: {
+            stream: string;
+            endpoint_id: string;
+            online: boolean;
+        };
+        InboxFrame: {
+            n: number;
+            /** @description Unix milliseconds */
+            at: number;
+            qos: 0 | 1;
+            type: string;
+            /** @description the frame without `body` and `meta`; null when it was not a JSON object */
+            frame: {
+                [key: string]: unknown;
+            } | null;
+            body: components["schemas"]["InboxBodySummary"] | null;
+            bytes: number;
+        };
+        InboxState: {
+            n: number;
+            /** @description Unix milliseconds */
+            at: number;
+            online: boolean;
+        };
+        InboxLost: {
+            count: number;
+        };
+        InboxBodySummary: {
+            enc: string;
+            content_type: string;
+            /** @description characters of `data` as sent */
+            length: number;
+        };
         ImportRowProblems: {
             rows: {
                 row: number;
@@ -965,7 +1000,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     username: string;
@@ -1335,7 +1370,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     old_password: string;
@@ -1956,7 +1991,7 @@ export interface operations {
     getApiAdminTokens: {
         parameters: {
             query?: {
-                /** @description `next_cursor` of the previous page; empty = first */
+                /** @description `next_cursor` of the previous page (`<created_at>.<id>`); empty = first */
                 cursor?: string;
                 /** @description 1–200, default 50 */
                 limit?: number;
@@ -2090,7 +2125,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     name: string;
@@ -2375,7 +2410,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     name?: string;
@@ -2663,6 +2698,7 @@ export interface operations {
                     id?: string;
                     name?: string;
                     remark?: string;
+                    /** @description 8–128 characters, not starting with `nst_`; empty = generated */
                     login_password?: string;
                     talk_password?: string;
                     default_delay_ms?: number;
@@ -2821,7 +2857,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "text/csv": string;
             };
@@ -2997,7 +3033,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     /** @enum {unknown} */
@@ -3396,7 +3432,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     name?: string;
@@ -3965,7 +4001,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["InboxHello"] | components["schemas"]["InboxFrame"] | components["schemas"]["InboxState"] | components["schemas"]["InboxLost"];
                 };
             };
             /** @description Error: `bad_request` */
@@ -4171,7 +4207,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": components["schemas"]["SendRequest"];
             };
@@ -4695,7 +4731,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     url: string;
@@ -5094,7 +5130,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     talk_password: string;
@@ -5332,7 +5368,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     enabled?: boolean;
@@ -5597,7 +5633,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     id?: string;
@@ -6010,7 +6046,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     name: string;
@@ -6156,7 +6192,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     members: string[];
@@ -6442,7 +6478,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     endpoint_id: string;
@@ -6594,9 +6630,9 @@ export interface operations {
                 id?: string;
                 /** @description one state or several separated by commas */
                 state?: string;
-                /** @description created_at ≥ this (Unix ms) */
+                /** @description created_at ≥ this (Unix ms); empty = no bound */
                 from?: string;
-                /** @description created_at < this (Unix ms) */
+                /** @description created_at < this (Unix ms); empty = no bound */
                 to?: string;
                 /** @description `next_cursor` of the previous page; empty = first */
                 cursor?: string;
@@ -6833,9 +6869,9 @@ export interface operations {
     getApiAdminAudit: {
         parameters: {
             query?: {
-                /** @description at ≥ this (Unix ms) */
+                /** @description at ≥ this (Unix ms); empty = no bound */
                 from?: string;
-                /** @description at < this (Unix ms) */
+                /** @description at < this (Unix ms); empty = no bound */
                 to?: string;
                 /** @description exact actor: `admin`, `token:<name>`, `cli`, `system` */
                 actor?: string;
@@ -7209,7 +7245,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
                 "application/json": {
                     registration_code: string;

@@ -3,38 +3,16 @@
  * `send`, `status` and `recall` frames over HTTP.
  */
 import { http, seg } from "./http.ts";
-import type { DeliveryState, MessageState } from "./types.ts";
+import type { Body, Ok } from "./types.ts";
 
 /** The body of a send: the `send` frame's fields (docs/protocol.md). */
-export interface SendBody {
-  id?: string;
-  to: { kind: "endpoint" | "group"; id: string };
-  body: { enc: "utf8" | "base64"; data: string; content_type?: string };
-  meta?: Record<string, unknown>;
-  delay_ms?: number;
-  send_at_ms?: number;
-  offline?: { keep: boolean; ttl_seconds?: number };
-  receipt?: boolean;
-  talk_password?: string;
-}
+export type SendBody = Body<"postApiAdminEndpointsIdMessages">;
 
 /** The answer of a send. */
-export interface SendResult {
-  id: string;
-  send_at_ms: number;
-  state: MessageState;
-}
+export type SendResult = Ok<"postApiAdminEndpointsIdMessages">;
 
 /** The `status` frame's data. */
-export interface MessageStatus {
-  id: string;
-  state: MessageState;
-  reason: string;
-  send_at_ms: number;
-  counts: Record<DeliveryState, number>;
-  items: { endpoint_id: string; state: DeliveryState; reason: string }[];
-  next_cursor: string;
-}
+export type MessageStatus = Ok<"getApiAdminEndpointsIdMessagesMsgId">;
 
 export const sending = {
   send: (sender: string, body: SendBody) =>

@@ -1,36 +1,40 @@
 /**
- * The JSON shapes of the admin API (docs/admin-api.md). Times are Unix milliseconds. The shapes
- * that the OpenAPI document declares as components are its generated types (schema.gen.ts,
- * `deno task openapi`); the rest are still written here.
+ * The JSON shapes of the admin API (docs/admin-api.md). Times are Unix milliseconds. Every shape
+ * is generated from the OpenAPI document (schema.gen.ts, `deno task openapi`): a component
+ * schema, or the `data` of an operation's success answer, or an operation's request body. None is
+ * written here (issue 32).
  */
-import type { components } from "./schema.gen.ts";
+import type { components, operations } from "./schema.gen.ts";
 
 type Schemas = components["schemas"];
 
-/** One page of a cursor-paginated list. */
+/** The JSON body of an answer, by status. */
+type Answer<Op extends keyof operations, S extends number> = operations[Op]["responses"] extends
+  { [K in S]: { content: { "application/json": infer J } } } ? J
+  : never;
+
+/** The `data` of an operation's 200 answer. */
+export type Ok<Op extends keyof operations> = Answer<Op, 200> extends { data: infer D } ? D
+  : never;
+
+/** The JSON request body of an operation. */
+export type Body<Op extends keyof operations> = NonNullable<operations[Op]["requestBody"]> extends
+  { content: { "application/json": infer B } } ? B
+  : never;
+
+/**
+ * One page of a cursor-paginated list: what every list operation's `data` has in common (the
+ * list helpers are generic over it; each route's own type is {@linkcode Ok} of its operation).
+ */
 export interface Page<T> {
   items: T[];
   next_cursor: string;
   total?: number;
 }
 
-export interface Me {
-  username: string;
-  auth: "session" | "token";
-  expires_at?: number;
-}
+export type Me = Ok<"getApiAdminMe">;
 
-export interface Overview {
-  version: string;
-  server_time: number;
-  endpoints: number;
-  endpoints_enabled: number;
-  online: number;
-  connections: { ws: number; tcp: number };
-  groups: number;
-  pending_deliveries: number;
-  scheduled_messages: number;
-}
+export type Overview = Ok<"getApiAdminOverview">;
 
 /** The live overview's history (`GET /api/admin/metrics/history`), oldest sample first. */
 export type MetricsHistory = Schemas["MetricsHistory"];
@@ -39,65 +43,23 @@ export type HistorySample = MetricsHistory["samples"][number];
 /** The gauges of the metrics history. */
 export type HistoryGauges = Omit<MetricsHistory["now"], "t">;
 
-export interface Settings {
-  listen: string;
-  admin_listen: string;
-  /** The address really bound (a configured port 0 becomes the chosen one); "" when unknown. */
-  listen_bound: string;
-  admin_listen_bound: string;
-  tls: { enabled: boolean; cert_file: string; key_file: string; allow_plaintext: boolean };
-  trusted_proxies: string[];
-  data_dir: string;
-  limits: Record<string, number>;
-  session_idle_days: number;
-  record_retention_days: number;
-  idempotency_hours: number;
-  receipt_retention_days: number;
-  audit_retention_days: number;
-  sqlite_synchronous: string;
-  metrics: { token_set: boolean };
-  log: { level: string };
-  /** The per-account lock of the admin password (issue 28); times in ms, null when none. */
-  admin_lockout: { locked_until: number | null; last_locked_at: number | null };
-}
+export type Settings = Ok<"getApiAdminSettings">;
 
 export type ApiToken = Schemas["Token"];
 
 export type Endpoint = Schemas["Endpoint"];
 
-export interface EndpointDetail {
-  item: Endpoint;
-  groups: number;
-  login_paused_until: number | null;
-}
+export type EndpointDetail = Ok<"getApiAdminEndpointsId">;
 
 /** The body of `POST /api/admin/endpoints`. */
-export interface EndpointCreate {
-  id: string;
-  name: string;
-  remark: string;
-  login_password: string;
-  talk_password: string;
-  default_delay_ms: number;
-}
+/** The body of `POST /api/admin/endpoints`. */
+export type EndpointCreate = Body<"postApiAdminEndpoints">;
 
-export interface EndpointPatch {
-  name?: string;
-  remark?: string;
-  default_delay_ms?: number;
-  enabled?: boolean;
-}
+export type EndpointPatch = Body<"patchApiAdminEndpointsId">;
 
-export type BatchAction = "disable" | "enable" | "delete";
+export type BatchAction = Body<"postApiAdminEndpointsBatch">["action"];
 
-export interface ErrorInfo {
-  code: string;
-  message: string;
-}
-
-export interface BatchResult {
-  items: { id: string; ok: boolean; error?: ErrorInfo }[];
-}
+export type BatchResult = Ok<"postApiAdminEndpointsBatch">;
 
 /** One created row of a CSV import; `login_password` only when it was generated. */
 export type ImportedRow = ImportResult["items"][number];
@@ -105,28 +67,16 @@ export type ImportedRow = ImportResult["items"][number];
 export type ImportResult = Schemas["ImportResult"];
 
 /** One bad row of a refused CSV import (`error.data.rows`). */
-export interface ImportRowError {
-  row: number;
-  column: string;
-  message: string;
-}
+export type ImportRowError = Schemas["ImportRowProblems"]["rows"][number];
 
 export type Registration = Schemas["Registration"];
 
 export type Group = Schemas["Group"];
 
-export interface GroupMember {
-  id: string;
-  name: string;
-  online: boolean;
-  joined_at: number;
-}
+export type GroupMember = Ok<"getApiAdminGroupsId">["items"][number];
 
 /** A member that could not join, with its error code. */
-export interface FailedMember {
-  id: string;
-  code: string;
-}
+export type FailedMember = Ok<"postApiAdminGroupsIdMembers">["failed"][number];
 
 export type MessageState = Schemas["MessageRecord"]["state"];
 export type DeliveryState = Schemas["RecipientRecord"]["state"];
@@ -143,3 +93,28 @@ export type Webhook = Schemas["Webhook"];
 
 /** One webhook attempt on this node. */
 export type WebhookAttempt = Schemas["WebhookAttempt"];
+
+/** `true` unless `T` is `never`. */
+type Generated<T> = [T] extends [never] ? false : true;
+type Assert<T extends true> = T;
+/**
+ * A renamed operation or status, or a body that is no longer JSON, would make a derived type
+ * `never`, which every value satisfies: this fails the typecheck instead.
+ */
+export type GeneratedShapes = [
+  Assert<Generated<Me>>,
+  Assert<Generated<Overview>>,
+  Assert<Generated<Settings>>,
+  Assert<Generated<EndpointDetail>>,
+  Assert<Generated<EndpointCreate>>,
+  Assert<Generated<EndpointPatch>>,
+  Assert<Generated<BatchAction>>,
+  Assert<Generated<BatchResult>>,
+  Assert<Generated<ImportRowError>>,
+  Assert<Generated<GroupMember>>,
+  Assert<Generated<FailedMember>>,
+  Assert<Generated<Ok<"postApiAdminLogin">>>,
+  Assert<Generated<Body<"postApiAdminEndpointsIdMessages">>>,
+  Assert<Generated<Ok<"postApiAdminEndpointsIdMessages">>>,
+  Assert<Generated<Ok<"getApiAdminEndpointsIdMessagesMsgId">>>,
+];
