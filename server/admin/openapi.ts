@@ -671,7 +671,7 @@ const OPERATIONS: [string, string, OpSpec][] = [
       "`secret` is present when the webhook was created or `rotate_secret` was true. " +
       'See docs/protocol.md "Webhooks".',
     body: obj({
-      url: { type: "string", maxLength: 2048 },
+      url: { type: "string", minLength: 8, maxLength: 2048, pattern: "^https?://\\S+$" },
       enabled: bool,
       rotate_secret: bool,
     }, ["enabled", "rotate_secret"]),
