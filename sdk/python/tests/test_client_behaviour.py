@@ -4,7 +4,9 @@ groups, callbacks that call the client, and close on a stalled connection."""
 
 from __future__ import annotations
 
+import threading
 import time
+from typing import Any
 
 import pytest
 
@@ -247,3 +249,55 @@ def test_close_releases_threads_and_sockets(harness: Harness, clients: Clients, 
         time.sleep(0.05)
     assert threading.active_count() <= threads_before, [x.name for x in threading.enumerate()]
     assert len(os.listdir("/proc/self/fd")) <= fds_before + 2
+
+
+def test_a_call_whose_start_the_stopping_loop_never_runs_fails_with_the_stop(
+    harness: Harness, clients: Clients
+) -> None:
+    """A call past the client's stopped check whose start reaches the core thread's loop only
+    after that loop stopped for good (the client was kicked meanwhile) fails with ``kicked``.
+    With ``asyncio.run_coroutine_threadsafe`` the loop closed with the start unrun: the call
+    never returned and its coroutine was never awaited."""
+    ep = harness.endpoint()
+    a = clients.online(harness.ws_url, ep)
+    # The window is between two steps of the client's plumbing: held open here through the
+    # loop's call_soon_threadsafe (the call's hand-off) and the callback pool's shutdown (the
+    # last step of the core thread before the loop closes).
+    loop = a.client._loop  # noqa: SLF001
+    worker = a.client._worker  # noqa: SLF001
+    loop_stopped = threading.Event()
+    handed_off = threading.Event()
+    forward = loop.call_soon_threadsafe
+    shutdown = worker.shutdown
+    outcome: list[str] = []
+
+    def held_shutdown(wait: bool = True, *, cancel_futures: bool = False) -> None:
+        loop_stopped.set()  # the loop has stopped for good and is not closed yet
+        handed_off.wait(WAIT)
+        shutdown(wait, cancel_futures=cancel_futures)
+
+    def late(callback: Any, *args: Any, context: Any = None) -> Any:
+        if threading.current_thread() is caller and not handed_off.is_set():
+            # The call is past the stopped check: a second login takes the client over, and
+            # its loop stops before the call's start is handed to it.
+            clients.online(harness.ws_url, ep)
+            assert loop_stopped.wait(WAIT), "the kicked client's loop did not stop"
+            try:
+                return forward(callback, *args, context=context)
+            finally:
+                handed_off.set()
+        return forward(callback, *args, context=context)
+
+    def call() -> None:
+        try:
+            a.client.get_self()
+            outcome.append("answered")
+        except nixmsg.NixMsgError as err:
+            outcome.append(err.code)
+
+    worker.shutdown = held_shutdown  # type: ignore[method-assign]
+    loop.call_soon_threadsafe = late  # type: ignore[method-assign,assignment]
+    caller = threading.Thread(target=call, name="caller", daemon=True)
+    caller.start()
+    caller.join(WAIT)
+    assert outcome == [nixmsg.codes.KICKED], f"the call ended with {outcome or 'nothing'}"
