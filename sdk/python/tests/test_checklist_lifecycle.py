@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 import socket
 import threading
 import time
@@ -19,7 +20,10 @@ import pytest
 import nixmsg
 from helpers import WAIT, Clients, Endpoint, Events, Harness, Proxy
 
-ROUNDS = 20
+#: Rounds of 17a: 20, or NIXMSG_CLOSE_ROUNDS for the on-demand reproduction
+#: (sdk/conformance/close_after_handler.sh).
+ROUNDS = int(os.environ.get("NIXMSG_CLOSE_ROUNDS") or 20)
+assert ROUNDS >= 1, "NIXMSG_CLOSE_ROUNDS must be a positive integer"
 #: Extra time close may take beyond its bound (the network thread's clean MQTT close).
 CLOSE_SLACK = 2.0
 #: "Back to baseline" is polled for this long (checklist 17).
@@ -113,6 +117,8 @@ def test_checklist_17a_close_as_the_handler_returns_loses_no_ack(
         again.wait_for(lambda t: t == marker, f"round {r}: the marker")  # noqa: B023
         redelivered += sum(1 for t in again.snapshot() if t in bodies)
         b2.close()
+    # The reproduction's result line (sdk/conformance/close_after_handler.sh reads it, with -s).
+    print(f"rounds={ROUNDS} redelivered={redelivered} not_accepted={not_accepted}")
     assert (redelivered, not_accepted) == (0, 0), (
         f"{redelivered} redeliveries and {not_accepted} deliveries not accepted in {ROUNDS} rounds"
     )
