@@ -5,11 +5,12 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import { after, before, test } from "node:test";
-import { type Message, NixMsgClient, NixMsgError } from "@nixevol/nixmsg";
+import { type Message, NixMsgClient } from "@nixevol/nixmsg";
 import { closeAll, online, text, track } from "../helpers/clients.ts";
 import { WAIT_MS, within } from "../helpers/events.ts";
 import { type Endpoint, Harness } from "../helpers/harness.ts";
 import { Proxy } from "../helpers/proxy.ts";
+import { code, codeOf } from "../helpers/errors.ts";
 
 /**
  * Rounds of 17a: 20, or NIXMSG_CLOSE_ROUNDS for the on-demand reproduction
@@ -30,8 +31,6 @@ after(async () => {
   await closeAll();
   await h?.stop();
 });
-
-const code = (c: string) => (e: unknown) => e instanceof NixMsgError && e.code === c;
 
 /** Timers, sockets and other handles this process holds (Node's own count). */
 function resources(): string[] {
@@ -180,7 +179,7 @@ test("checklist 17b: close drains in-flight requests, then fails the rest with c
       a2.client.send(b.client.endpointId, "held"),
       a2.client.status(sent.id),
       a2.client.getSelf(),
-    ].map((p) => p.then(() => "answered", (e: unknown) => (e as NixMsgError).code));
+    ].map((p) => p.then(() => "answered", codeOf));
     const t0 = Date.now();
     await a2.client.close({ timeoutMs: 1000 });
     const took = Date.now() - t0;
