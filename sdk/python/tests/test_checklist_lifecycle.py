@@ -385,7 +385,7 @@ def test_asyncio_close_as_the_handler_returns_loses_no_ack_and_leaves_no_task(
         a = nixmsg.AsyncNixMsgClient.connect(harness.ws_url, ea.id, password=ea.password)
         await a.ready(timeout=WAIT)
         redelivered = not_accepted = 0
-        for r in range(5):
+        for r in range(ROUNDS):
             eb: Endpoint = await asyncio.to_thread(harness.endpoint)
             bodies = [f"a{r}-{i}" for i in range(1, 6)]
             for body in bodies:
@@ -393,13 +393,23 @@ def test_asyncio_close_as_the_handler_returns_loses_no_ack_and_leaves_no_task(
             got: list[str] = []
             fifth = asyncio.Event()
 
-            async def on_message(msg: nixmsg.Message, got: list[str] = got, fifth: asyncio.Event = fifth) -> None:
+            # Checklist 17a: rounds alternate between a plain callback and an async one that
+            # awaits something first.
+            def on_message(msg: nixmsg.Message, got: list[str] = got, fifth: asyncio.Event = fifth) -> None:
+                got.append(msg.text)
+                if len(got) == 5:
+                    fifth.set()
+
+            async def on_message_async(
+                msg: nixmsg.Message, got: list[str] = got, fifth: asyncio.Event = fifth
+            ) -> None:
+                await asyncio.sleep(0)
                 got.append(msg.text)
                 if len(got) == 5:
                     fifth.set()
 
             b = nixmsg.AsyncNixMsgClient.connect(harness.ws_url, eb.id, password=eb.password)
-            b.on_message(on_message)
+            b.on_message(on_message_async if r % 2 else on_message)
             await asyncio.wait_for(fifth.wait(), WAIT)
             await b.close(timeout=5.0)
             not_accepted += await asyncio.to_thread(deliveries_not_accepted, harness, ea.id, eb.id, 5)
@@ -423,4 +433,9 @@ def test_asyncio_close_as_the_handler_returns_loses_no_ack_and_leaves_no_task(
         assert not left, f"tasks left after close: {left}"
         return redelivered, not_accepted
 
-    assert asyncio.run(main()) == (0, 0)
+    redelivered, not_accepted = asyncio.run(main())
+    # The reproduction's result line for the asyncio client (close_after_handler.sh reads it).
+    print(f"asyncio rounds={ROUNDS} redelivered={redelivered} not_accepted={not_accepted}")
+    assert (redelivered, not_accepted) == (0, 0), (
+        f"{redelivered} redeliveries and {not_accepted} deliveries not accepted in {ROUNDS} rounds"
+    )
