@@ -112,12 +112,10 @@ func ctx15(t *testing.T) context.Context {
 
 func byID(id string) func(Message) bool { return func(m Message) bool { return m.ID == id } }
 
-// wantCode fails unless err carries code.
+// wantCode fails unless err is an *Error whose code is code and an exported constant.
 func wantCode(t *testing.T, err error, code string) {
 	t.Helper()
-	if CodeOf(err) != code {
-		t.Fatalf("want error %q, got %v", code, err)
-	}
+	wantSDKError(t, err, code)
 }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }

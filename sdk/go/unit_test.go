@@ -205,9 +205,8 @@ func TestURLs(t *testing.T) {
 			t.Fatalf("%s: %s %s %s", c.in, ws, tcp, reg)
 		}
 	}
-	if _, err := ConnectionURL("ftp://h", WebSocket); err == nil {
-		t.Fatal("ftp must fail")
-	}
+	_, err := ConnectionURL("ftp://h", WebSocket)
+	wantSDKError(t, err, CodeBadRequest) // ftp must fail
 }
 
 func TestUUIDv7(t *testing.T) {

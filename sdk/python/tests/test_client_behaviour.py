@@ -4,7 +4,10 @@ groups, callbacks that call the client, and close on a stalled connection."""
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -247,3 +250,90 @@ def test_close_releases_threads_and_sockets(harness: Harness, clients: Clients, 
         time.sleep(0.05)
     assert threading.active_count() <= threads_before, [x.name for x in threading.enumerate()]
     assert len(os.listdir("/proc/self/fd")) <= fds_before + 2
+
+
+class _StoppingLoop:
+    """Holds open the window between a call's hand-off to a client's core loop and the loop's
+    end: when ``caller`` hands something to the loop, a second login takes the client over and
+    the hand-off waits until the loop has stopped for good (not closed yet), then goes through;
+    the loop closes after it. Hooks the loop's ``call_soon_threadsafe`` and the callback pool's
+    ``shutdown`` (the core thread's last step before the loop closes)."""
+
+    def __init__(self, harness: Harness, clients: Clients, ep: Any, client: nixmsg.NixMsgClient) -> None:
+        self.caller: threading.Thread | None = None
+        loop = client._loop  # noqa: SLF001
+        worker = client._worker  # noqa: SLF001
+        loop_stopped = threading.Event()
+        handed_off = threading.Event()
+        forward = loop.call_soon_threadsafe
+        shutdown = worker.shutdown
+
+        def held_shutdown(wait: bool = True, *, cancel_futures: bool = False) -> None:
+            loop_stopped.set()
+            handed_off.wait(WAIT)
+            shutdown(wait, cancel_futures=cancel_futures)
+
+        def late(callback: Any, *args: Any, context: Any = None) -> Any:
+            if threading.current_thread() is self.caller and not handed_off.is_set():
+                clients.online(harness.ws_url, ep)
+                assert loop_stopped.wait(WAIT), "the kicked client's loop did not stop"
+                try:
+                    return forward(callback, *args, context=context)
+                finally:
+                    handed_off.set()
+            return forward(callback, *args, context=context)
+
+        worker.shutdown = held_shutdown  # type: ignore[method-assign]
+        loop.call_soon_threadsafe = late  # type: ignore[method-assign,assignment]
+
+    def run(self, fn: Callable[[], None]) -> bool:
+        """Runs ``fn`` as the caller; True when it returned within the wait."""
+        self.caller = threading.Thread(target=fn, name="caller", daemon=True)
+        self.caller.start()
+        self.caller.join(WAIT)
+        return not self.caller.is_alive()
+
+
+def test_a_close_whose_start_the_stopping_loop_never_runs_returns_at_once(
+    harness: Harness, clients: Clients
+) -> None:
+    """close handed to the core loop as the client stops for good (kicked meanwhile): it returns
+    at once, well within its bound, and leaves no coroutine unawaited (pytest turns that warning
+    into an error). Before, it waited its bound plus the threads' wait (10 s) for a close the
+    loop never ran, and its coroutine was never awaited."""
+    ep = harness.endpoint()
+    a = clients.online(harness.ws_url, ep)
+    window = _StoppingLoop(harness, clients, ep, a.client)
+    took: list[float] = []
+
+    def close() -> None:
+        started = time.monotonic()
+        a.client.close(timeout=5.0)
+        took.append(time.monotonic() - started)
+
+    assert window.run(close), "close did not return"
+    assert took[0] < 5.0, f"close took {took[0]:.2f} s (bound 5 s)"
+    assert a.client.state == "kicked"
+
+
+def test_a_call_whose_start_the_stopping_loop_never_runs_fails_with_the_stop(
+    harness: Harness, clients: Clients
+) -> None:
+    """A call past the client's stopped check whose start reaches the core thread's loop only
+    after that loop stopped for good (the client was kicked meanwhile) fails with ``kicked``.
+    With ``asyncio.run_coroutine_threadsafe`` the loop closed with the start unrun: the call
+    never returned and its coroutine was never awaited."""
+    ep = harness.endpoint()
+    a = clients.online(harness.ws_url, ep)
+    window = _StoppingLoop(harness, clients, ep, a.client)
+    outcome: list[str] = []
+
+    def call() -> None:
+        try:
+            a.client.get_self()
+            outcome.append("answered")
+        except nixmsg.NixMsgError as err:
+            outcome.append(err.code)
+
+    window.run(call)
+    assert outcome == [nixmsg.codes.KICKED], f"the call ended with {outcome or 'nothing'}"

@@ -84,6 +84,10 @@ class NixMsgClient:
         self._core = ClientCore(self._loop, self._invoke, url, endpoint_id, credential, options)
         self._shut = False
         self._shut_lock = threading.Lock()
+        #: Set (under ``_shut_lock``) once the loop has stopped for good.
+        self._loop_ending = False
+        #: Calls submitted whose coroutine the loop has not started yet.
+        self._submitted: dict[concurrent.futures.Future[Any], Coroutine[Any, Any, Any]] = {}
         self._thread = threading.Thread(target=self._run, name="nixmsg-core", daemon=True)
         #: Group operations (spec 6.7).
         self.groups = GroupApi(self._call, self._core)
@@ -124,6 +128,8 @@ class NixMsgClient:
         try:
             loop.run_until_complete(self._core.released)
         finally:
+            with self._shut_lock:
+                self._loop_ending = True  # calls submitted from now on fail at once
             # As asyncio.run does: what is left is cancelled and awaited, so that no task is
             # destroyed while pending.
             left = [t for t in asyncio.all_tasks(loop) if not t.done()]
@@ -134,6 +140,15 @@ class NixMsgClient:
             loop.run_until_complete(loop.shutdown_asyncgens())
             self._worker.shutdown(wait=False)
             loop.close()
+            # Calls submitted before the loop ended whose start it never ran: they fail with the
+            # stop, their coroutines are closed (never left unawaited).
+            with self._shut_lock:
+                left_calls = list(self._submitted.items())
+                self._submitted.clear()
+            for future, coro in left_calls:
+                coro.close()
+                if future.set_running_or_notify_cancel():
+                    future.set_exception(self._stopped_error())
 
     def _stopped_error(self) -> NixMsgError:
         return self._core.stop_error or StoppedError("closed", "Client closed", reason="closed")
@@ -146,14 +161,57 @@ class NixMsgClient:
         await self._loop.run_in_executor(self._worker, run)
 
     def _submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
-        if self._shut or self._core.released.done():
+        """Runs ``coro`` on the loop; its future fails with the stop error when the client
+        stops for good before the loop started it (``asyncio.run_coroutine_threadsafe`` would
+        leave both pending, and the coroutine never awaited, when the loop ends first)."""
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        with self._shut_lock:
+            stopped = self._shut or self._loop_ending or self._core.released.done()
+            if not stopped:
+                self._submitted[future] = coro
+        if stopped:
             coro.close()
             raise self._stopped_error()
+
+        def begin() -> None:
+            with self._shut_lock:
+                mine = self._submitted.pop(future, None)
+                ending = self._loop_ending
+            if mine is None:
+                return  # failed by the loop's end already
+            if future.cancelled() or ending:
+                mine.close()
+                if future.set_running_or_notify_cancel():
+                    future.set_exception(self._stopped_error())
+                return
+            task = self._loop.create_task(mine)
+
+            def done(t: asyncio.Task[T]) -> None:
+                if not future.set_running_or_notify_cancel():
+                    return  # the caller cancelled it (a timeout)
+                if t.cancelled():
+                    future.set_exception(self._stopped_error())  # cancelled as the loop ended
+                elif (error := t.exception()) is not None:
+                    future.set_exception(error)
+                else:
+                    future.set_result(t.result())
+
+            task.add_done_callback(done)
+
+            def cancel_task() -> None:
+                task.cancel()
+
+            # The caller's cancel (a timeout) reaches the task on the loop.
+            future.add_done_callback(lambda f: self._on_loop(cancel_task) if f.cancelled() else None)
+
         try:
-            return asyncio.run_coroutine_threadsafe(coro, self._loop)
-        except RuntimeError:  # the loop has just ended: the client stopped for good
+            self._loop.call_soon_threadsafe(begin)
+        except RuntimeError:  # the loop has closed: the client stopped for good
+            with self._shut_lock:
+                self._submitted.pop(future, None)
             coro.close()
             raise self._stopped_error() from None
+        return future
 
     def _call(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         future = self._submit(coro)

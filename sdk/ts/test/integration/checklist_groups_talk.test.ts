@@ -1,9 +1,10 @@
 // Checklist items 8 and 9 (spec 9 接入清单): groups and talk passwords.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { type Message, NixMsgError } from "@nixevol/nixmsg";
+import type { Message } from "@nixevol/nixmsg";
 import { closeAll, online, text } from "../helpers/clients.ts";
 import { Harness } from "../helpers/harness.ts";
+import { code } from "../helpers/errors.ts";
 
 let h: Harness;
 before(async () => {
@@ -15,7 +16,6 @@ after(async () => {
 });
 
 const byId = (id: string) => (m: Message) => m.id === id;
-const code = (c: string) => (e: unknown) => e instanceof NixMsgError && e.code === c;
 
 test("checklist 8: both members receive the same group message; the sender does not", async () => {
   const [ea, eb, ec] = [await h.endpoint(), await h.endpoint(), await h.endpoint()];

@@ -1,11 +1,11 @@
 // Checklist items 1, 13 and 15 (spec 9 接入清单): login, password change, session tokens.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { NixMsgError } from "@nixevol/nixmsg";
 import { closeAll, online, track } from "../helpers/clients.ts";
 import { within } from "../helpers/events.ts";
 import { Harness } from "../helpers/harness.ts";
 import { Proxy } from "../helpers/proxy.ts";
+import { code } from "../helpers/errors.ts";
 
 /** Longer than the first reconnect delay (1 s + 30% jitter): a reconnect would show by then. */
 const NO_RECONNECT_WINDOW_MS = 2500;
@@ -47,7 +47,7 @@ test("checklist 13: after a password change the new password works, the old fail
   const a = await online(h.info.ws_url, ep);
   await assert.rejects(
     a.client.changeLoginPassword("not-the-password", "new-password-1"),
-    (e: NixMsgError) => e.code === "unauthorized",
+    code("unauthorized"),
   );
   await a.client.changeLoginPassword(ep.password, "new-password-1");
   assert.equal(a.sessions.items.length, 2, "the change issues a new token");
@@ -65,8 +65,8 @@ test("checklist 13: after a password change the new password works, the old fail
     const queued = old.client.send(ep.id, "queued before the refusal");
     const ev = await old.states.waitFor((s) => s.state === "auth_failed", "auth_failed");
     assert.equal(ev.reason, "bad_credentials");
-    await assert.rejects(queued, (e: NixMsgError) => e.code === "auth_failed");
-    await assert.rejects(old.client.ready(), (e: NixMsgError) => e.code === "auth_failed");
+    await assert.rejects(queued, code("auth_failed"));
+    await assert.rejects(old.client.ready(), code("auth_failed"));
     assert.equal(proxy.accepted.count(), 1);
     await proxy.accepted.expectNone(
       () => true,
@@ -121,7 +121,7 @@ test("checklist 15: session tokens: reconnect with the token; a password login e
     await c.client.logout();
     const off = await c.states.waitFor((s) => s.state === "offline", "offline");
     assert.equal(off.reason, "logout");
-    await assert.rejects(c.client.getSelf(), (e: NixMsgError) => e.code === "closed");
+    await assert.rejects(c.client.getSelf(), code("closed"));
     const after = track(h.info.ws_url, ep.id, { sessionToken: newToken });
     const gone = await after.states.waitFor((s) => s.state === "auth_failed", "auth_failed");
     assert.equal(gone.reason, "session_invalid");

@@ -2,10 +2,11 @@
 // disconnect, resends and lost acks, and the local size limit.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { type Message, NixMsgError } from "@nixevol/nixmsg";
+import type { Message } from "@nixevol/nixmsg";
 import { closeAll, online, text } from "../helpers/clients.ts";
 import { Harness } from "../helpers/harness.ts";
 import { Proxy } from "../helpers/proxy.ts";
+import { code } from "../helpers/errors.ts";
 
 let h: Harness;
 const proxies: Proxy[] = [];
@@ -114,15 +115,15 @@ test("checklist 11: a body over 256 KiB fails locally; exactly 256 KiB goes thro
   const b = await online(h.info.ws_url, eb);
   await assert.rejects(
     a.client.send(eb.id, new Uint8Array(262_145)),
-    (e: NixMsgError) => e instanceof NixMsgError && e.code === "body_too_large",
+    code("body_too_large"),
   );
   await assert.rejects(
     a.client.send(eb.id, "x".repeat(262_145)),
-    (e: NixMsgError) => e.code === "body_too_large",
+    code("body_too_large"),
   );
   await assert.rejects(
     a.client.send(eb.id, "\u0001".repeat(262_144)),
-    (e: NixMsgError) => e.code === "frame_too_large",
+    code("frame_too_large"),
   );
   assert.equal(a.client.state, "online", "nothing was published, the connection stays");
   const big = new Uint8Array(262_144).map((_, i) => i % 256);

@@ -5,6 +5,7 @@ import { NixMsgClient, NixMsgError } from "@nixevol/nixmsg";
 import { closeAll, online, track } from "../helpers/clients.ts";
 import { Harness } from "../helpers/harness.ts";
 import { Proxy } from "../helpers/proxy.ts";
+import { code } from "../helpers/errors.ts";
 
 /** Longer than the first reconnect delay (1 s + 30% jitter). */
 const NO_RECONNECT_WINDOW_MS = 2500;
@@ -17,8 +18,6 @@ after(async () => {
   await closeAll();
   await h?.stop();
 });
-
-const code = (c: string) => (e: unknown) => e instanceof NixMsgError && e.code === c;
 
 test("checklist 10: a second login kicks the first, which does not reconnect", async () => {
   const ep = await h.endpoint();

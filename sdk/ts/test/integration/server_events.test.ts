@@ -2,11 +2,12 @@
 // acks, rate limiting, presence and the directory.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { type Message, NixMsgError } from "@nixevol/nixmsg";
+import type { Message } from "@nixevol/nixmsg";
 import { closeAll, online, text, track } from "../helpers/clients.ts";
 import { within } from "../helpers/events.ts";
 import { Harness } from "../helpers/harness.ts";
 import { Proxy } from "../helpers/proxy.ts";
+import { code, codeOf } from "../helpers/errors.ts";
 
 const NO_RECONNECT_WINDOW_MS = 2500;
 
@@ -30,7 +31,7 @@ test("fatal (endpoint disabled) stops the client: kicked with the reason, no rec
     assert.equal(r.status, 200);
     const ev = await a.states.waitFor((s) => s.state === "kicked", "kicked");
     assert.equal(ev.reason, "disabled");
-    await assert.rejects(a.client.send(ep.id, "x"), (e: NixMsgError) => e.code === "kicked");
+    await assert.rejects(a.client.send(ep.id, "x"), code("kicked"));
     await proxy.accepted.expectNone(() => true, "a reconnect after fatal", NO_RECONNECT_WINDOW_MS);
   } finally {
     await proxy.close();
@@ -109,7 +110,7 @@ test("sends beyond the rate limit are retried with backoff and all arrive once (
   const limited = burst.filter((r) => r.status === "rejected");
   assert.ok(limited.length > 0, "some requests were refused");
   for (const r of limited) {
-    assert.equal(((r as PromiseRejectedResult).reason as NixMsgError).code, "rate_limited");
+    assert.equal(codeOf((r as PromiseRejectedResult).reason), "rate_limited");
   }
 });
 
@@ -153,7 +154,7 @@ test("close() on a stalled connection returns promptly and fails the send in fli
     proxy.holdDown = true; // no PUBACK and no resp come back
     const failed = assert.rejects(
       a.client.send(eb.id, "stalled"),
-      (e: NixMsgError) => e.code === "closed",
+      code("closed"),
     );
     // close drains for its bound (1 s here), then gives up what is left.
     await within(a.client.close({ timeoutMs: 1000 }), 4000, "close on a stalled connection");

@@ -8,7 +8,7 @@ import {
   fromBase64,
   toBase64,
 } from "../../src/body.ts";
-import { NixMsgError } from "../../src/errors.ts";
+import { codeOf } from "../helpers/src_errors.ts";
 
 const MAX = DEFAULT_LIMITS.maxBodyBytes;
 
@@ -16,8 +16,7 @@ function code(fn: () => unknown): string {
   try {
     fn();
   } catch (err) {
-    assert.ok(err instanceof NixMsgError, String(err));
-    return err.code;
+    return codeOf(err);
   }
   return "none";
 }

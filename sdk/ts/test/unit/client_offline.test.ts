@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import net from "node:net";
 import { test } from "node:test";
 import { NixMsgClient } from "../../src/client.ts";
-import { NixMsgError } from "../../src/errors.ts";
 import type { ConnectionEvent } from "../../src/types.ts";
 import { Events } from "../helpers/events.ts";
+import { code } from "../helpers/src_errors.ts";
 
 /** A port with nothing listening: every connection attempt fails at once. */
 async function deadPort(): Promise<number> {
@@ -23,28 +23,28 @@ test("before the handshake: requests fail with not_connected, sends queue, limit
   const states = new Events<ConnectionEvent>();
   client.onConnection(states.push);
   try {
-    await assert.rejects(client.getSelf(), (e: NixMsgError) => e.code === "not_connected");
-    await assert.rejects(client.recall("x"), (e: NixMsgError) => e.code === "not_connected");
+    await assert.rejects(client.getSelf(), code("not_connected"));
+    await assert.rejects(client.recall("x"), code("not_connected"));
     await assert.rejects(
       client.send("b", "x".repeat(262_145)),
-      (e: NixMsgError) => e.code === "body_too_large",
+      code("body_too_large"),
     );
     await assert.rejects(
       client.send("b", "\u0001".repeat(262_144)),
-      (e: NixMsgError) => e.code === "frame_too_large",
+      code("frame_too_large"),
     );
     await assert.rejects(
       client.send("b", "x", { sendAt: Date.now(), delay: 5 }),
-      (e: NixMsgError) => e.code === "bad_request",
+      code("bad_request"),
     );
     const queued = client.send("b", "hello");
     const ev = await states.waitFor((e) => e.state === "reconnecting", "reconnecting");
     assert.ok(ev.retryInMs! >= 700 && ev.retryInMs! <= 1300, `first retry ${ev.retryInMs}`);
     assert.equal(client.state, "reconnecting");
     await client.close();
-    await assert.rejects(queued, (e: NixMsgError) => e.code === "closed");
-    await assert.rejects(client.send("b", "late"), (e: NixMsgError) => e.code === "closed");
-    await assert.rejects(client.ready(), (e: NixMsgError) => e.code === "closed");
+    await assert.rejects(queued, code("closed"));
+    await assert.rejects(client.send("b", "late"), code("closed"));
+    await assert.rejects(client.ready(), code("closed"));
     assert.equal(client.state, "offline");
     assert.equal(states.items[0]!.state, "connecting");
     assert.equal(states.items.at(-1)!.state, "offline");
@@ -80,7 +80,7 @@ test("the queue capacity bounds sends while disconnected (queue_full)", async ()
   try {
     const held = [client.send("b", "1"), client.send("b", "2"), client.send("b", "3")];
     for (const p of held) p.catch(() => {});
-    await assert.rejects(client.send("b", "4"), (e: NixMsgError) => e.code === "queue_full");
+    await assert.rejects(client.send("b", "4"), code("queue_full"));
   } finally {
     await client.close();
   }
@@ -92,13 +92,13 @@ test("bad options are refused at once", () => {
       NixMsgClient.connect("ws://127.0.0.1:1/mqtt", "d", { password: "p" }, {
         keepaliveSeconds: 5,
       }),
-    (e: unknown) => e instanceof NixMsgError && e.code === "bad_request",
+    code("bad_request"),
   );
   assert.throws(
     () =>
       NixMsgClient.connect("ws://127.0.0.1:1/mqtt", "d", { password: "p" }, {
         maxReceiveBytes: 10,
       }),
-    (e: unknown) => e instanceof NixMsgError && e.code === "bad_request",
+    code("bad_request"),
   );
 });

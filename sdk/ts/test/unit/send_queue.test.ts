@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { NixMsgError } from "../../src/errors.ts";
 import { frameFor, SendQueue } from "../../src/send_queue.ts";
+import { code } from "../helpers/src_errors.ts";
 
 let rid = 0;
 const nextRid = () => `r${++rid}`;
@@ -38,7 +39,7 @@ test("the queue holds 1,000 sends including those in flight, then refuses with q
   for (let i = 0; i < 1000; i++) void q.add(frame(i)).catch(() => {});
   for (let i = 0; i < 100; i++) assert.ok(q.take(0, nextRid));
   assert.equal(q.take(0, nextRid), undefined, "100 in flight at most");
-  await assert.rejects(q.add(frame(1000)), (e: NixMsgError) => e.code === "queue_full");
+  await assert.rejects(q.add(frame(1000)), code("queue_full"));
 });
 
 test("a resp settles its send; an error resp rejects it with the server code", async () => {
@@ -50,7 +51,7 @@ test("a resp settles its send; an error resp rejects it with the server code", a
   q.settle(a.rid, { ok: true, data: { id: "m1", send_at_ms: 5, state: "dispatched" } }, 0);
   q.settle(b.rid, { ok: false, error: new NixMsgError("invalid_target") }, 0);
   assert.deepEqual(await ok, { id: "m1", sendAtMs: 5, state: "dispatched" });
-  await assert.rejects(bad, (e: NixMsgError) => e.code === "invalid_target");
+  await assert.rejects(bad, code("invalid_target"));
   assert.equal(q.size, 0);
 });
 

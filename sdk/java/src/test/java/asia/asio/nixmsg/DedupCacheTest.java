@@ -1,5 +1,6 @@
 package asia.asio.nixmsg;
 
+import static asia.asio.nixmsg.testing.Checks.codeOf;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -44,6 +45,8 @@ class DedupCacheTest {
   @Test
   void keyIsSenderAndIdAndCapacityMustBePositive() {
     assertNotEquals(DedupCache.messageKey("ab", "c"), DedupCache.messageKey("a", "bc"));
-    assertThrows(NixMsgException.class, () -> new DedupCache<String>(0));
+    assertEquals(
+        ErrorCodes.BAD_REQUEST,
+        codeOf(assertThrows(NixMsgException.class, () -> new DedupCache<String>(0))));
   }
 }

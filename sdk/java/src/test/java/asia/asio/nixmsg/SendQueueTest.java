@@ -1,5 +1,6 @@
 package asia.asio.nixmsg;
 
+import static asia.asio.nixmsg.testing.Checks.codeOf;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -44,7 +45,7 @@ class SendQueueTest {
       f.get();
       return null;
     } catch (ExecutionException | InterruptedException e) {
-      return NixMsgException.from(e).code();
+      return codeOf(e);
     }
   }
 

@@ -1,5 +1,6 @@
 package asia.asio.nixmsg;
 
+import static asia.asio.nixmsg.testing.Checks.codeOf;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -35,7 +36,11 @@ class ServerAddressTest {
 
   @Test
   void unsupportedUrlsAreRefused() {
-    assertThrows(NixMsgException.class, () -> ServerAddress.parse("ftp://h/", null));
-    assertThrows(NixMsgException.class, () -> ServerAddress.parse("not a url", null));
+    assertEquals(
+        ErrorCodes.BAD_REQUEST,
+        codeOf(assertThrows(NixMsgException.class, () -> ServerAddress.parse("ftp://h/", null))));
+    assertEquals(
+        ErrorCodes.BAD_REQUEST,
+        codeOf(assertThrows(NixMsgException.class, () -> ServerAddress.parse("not a url", null))));
   }
 }

@@ -1,6 +1,7 @@
 package asia.asio.nixmsg;
 
 import static asia.asio.nixmsg.testing.Checks.await;
+import static asia.asio.nixmsg.testing.Checks.codeOf;
 import static asia.asio.nixmsg.testing.Checks.failsWith;
 import static asia.asio.nixmsg.testing.Tracked.byId;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -124,7 +125,7 @@ class ServerEventsTest extends HarnessTest {
       try {
         f.get(30, TimeUnit.SECONDS);
       } catch (ExecutionException e) {
-        assertEquals("rate_limited", NixMsgException.from(e).code());
+        assertEquals(ErrorCodes.RATE_LIMITED, codeOf(e));
         limited++;
       }
     }

@@ -20,6 +20,20 @@ public final class Checks {
     return f.get(Events.WAIT_MS, TimeUnit.MILLISECONDS);
   }
 
+  /**
+   * The code of {@code error} (a NixMsgException, or an ExecutionException or CompletionException
+   * around one), asserting that it is the SDK's error type and the code one of the exported
+   * ErrorCodes.
+   */
+  public static String codeOf(Throwable error) {
+    NixMsgException err = NixMsgException.from(error);
+    assertNotNull(err, "expected a NixMsgException, got " + error);
+    assertTrue(
+        ErrorCodes.SERVER_CODES.contains(err.code()) || ErrorCodes.SDK_CODES.contains(err.code()),
+        err.code() + " is one of the exported ErrorCodes");
+    return err.code();
+  }
+
   /** Asserts that the future fails with a NixMsgException of {@code code}; returns it. */
   public static NixMsgException failsWith(String code, CompletableFuture<?> f) throws Exception {
     try {
