@@ -2,7 +2,7 @@ import type { Logger } from "../../log/log.ts";
 import { fromWireError, type OpArgs, OpError, type OpResult, toWireError } from "../op.ts";
 import type { Ops } from "../ops/mod.ts";
 import type { CommitInfo } from "../writer.ts";
-import { type PgOp, type PgOpsContext, txOn } from "./op.ts";
+import { copyPgOpsContext, OpTx, type PgOp, type PgOpsContext, restorePgOpsContext } from "./op.ts";
 import { execScript, type PgConnection, type PgPool, query, sendNow } from "./sql.ts";
 
 /** A table of PostgreSQL ops by name, such as `pgOps` in `ops/mod.ts`. */
@@ -33,6 +33,9 @@ interface Queued {
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: OpError };
 
+/** A statement sent without waiting failed: the pipelined attempt cannot tell whose it was. */
+class RunAgainOneByOne extends Error {}
+
 /**
  * The PostgreSQL twin of the SQLite writer (DESIGN "The writer", spec 7.2): ops queued while no
  * batch runs start one at once; ops queued during a batch form the next one (DESIGN 12). A batch
@@ -43,8 +46,15 @@ type Settled = { ok: true; value: unknown } | { ok: false; error: OpError };
  * `synchronous_commit` is forced on for the store's connections (`sql.ts`).
  *
  * Every op is guarded: PostgreSQL aborts the whole transaction on any statement error, so the
- * SQLite runner's unguarded ops would buy nothing here. The savepoint statements are pipelined
- * with the op's own, so a savepoint costs no round trip of its own.
+ * SQLite runner's unguarded ops would buy nothing here.
+ *
+ * Round trips: a batch is first run pipelined. The savepoint statements and every write an op
+ * does not need the answer of (`PgTx.send`) go out without waiting, so the batch waits only for
+ * the reads and writes whose answers decide what an op does next. When a statement that was not
+ * waited for failed, the attempt cannot tell which op it belonged to: the transaction is rolled
+ * back, the live-connection context put back as it was, and the batch runs again with each
+ * statement waiting for the one before (the one-at-a-time runner this class had before), which
+ * rolls the failing op back alone. Either way nothing is settled before the COMMIT.
  */
 export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
   #sql: PgPool;
@@ -166,7 +176,7 @@ export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
     let settled: Settled[];
     try {
       conn = await this.#reserve();
-      settled = await this.#attempt(conn, batch);
+      settled = await this.#attemptTwice(conn, batch);
     } catch (err) {
       // BEGIN, a savepoint or COMMIT failed, or the connection broke: nothing of this batch is
       // durable, so nothing succeeds (spec 7.8: busy, and readiness fails until a commit).
@@ -194,6 +204,23 @@ export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
     this.#notify({ ops: batch.length, ms: performance.now() - started, ok: true });
   }
 
+  /** The batch pipelined; when that cannot tell whose statement failed, one at a time. */
+  async #attemptTwice(conn: PgConnection, batch: Queued[]): Promise<Settled[]> {
+    const before = copyPgOpsContext(this.#ctx);
+    try {
+      return await this.#attempt(conn, batch, true);
+    } catch (err) {
+      if (!(err instanceof RunAgainOneByOne)) throw err;
+      await query(conn, "ROLLBACK");
+      restorePgOpsContext(this.#ctx, before);
+      this.#log?.warn("Write batch runs again one statement at a time", {
+        ops: batch.length,
+        error: err.message,
+      });
+      return await this.#attempt(conn, batch, false);
+    }
+  }
+
   /** A reserved connection, or an error after `reserveTimeoutMs` (a late one is released). */
   #reserve(): Promise<PgConnection> {
     const reserving = this.#sql.reserve();
@@ -207,11 +234,22 @@ export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
     return Promise.race([reserving, late]).finally(() => clearTimeout(timer));
   }
 
-  /** BEGIN, every op in its savepoint, COMMIT; throws when the transaction is lost. */
-  async #attempt(conn: PgConnection, batch: Queued[]): Promise<Settled[]> {
-    const tx = txOn(conn, this.#ctx);
+  /**
+   * BEGIN, every op in its savepoint, COMMIT; throws when the transaction is lost. Pipelined, it
+   * throws {@link RunAgainOneByOne} when a statement that was not waited for failed.
+   */
+  async #attempt(conn: PgConnection, batch: Queued[], pipelined: boolean): Promise<Settled[]> {
+    // Statements sent without waiting: BEGIN, savepoint releases, the ops' sends (pipelined).
     const inflight: Promise<unknown>[] = [sendNow(conn, "BEGIN")];
     const settled: Settled[] = [];
+    const unseen = async (extra: Promise<unknown>[]) => {
+      const all = [...inflight, ...extra];
+      if (!pipelined) return await Promise.all(all);
+      const failed = (await Promise.allSettled(all)).find((r) => r.status === "rejected");
+      if (failed === undefined) return;
+      const reason = (failed as PromiseRejectedResult).reason;
+      throw new RunAgainOneByOne(reason instanceof Error ? reason.message : String(reason));
+    };
     for (const item of batch) {
       const op = Object.hasOwn(this.#ops, item.op) ? this.#ops[item.op] : undefined;
       if (op === undefined) {
@@ -221,23 +259,32 @@ export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
         });
         continue;
       }
+      const tx = new OpTx(conn, this.#ctx, { pipelined });
       const savepoint = sendNow(conn, "SAVEPOINT op");
       try {
         const value = await (op as PgOp<unknown, unknown>)(tx, item.args, item.now);
+        if (!pipelined) await tx.settle();
+        tx.end();
         await savepoint;
+        // One at a time, `settle` has thrown a failed send to the op already.
+        if (pipelined) inflight.push(...tx.sent);
         // Pipelined with the next op's statements; its failure fails the batch below.
         inflight.push(sendNow(conn, "RELEASE SAVEPOINT op"));
         settled.push({ ok: true, value });
       } catch (err) {
+        tx.end();
         // A broken connection or a lost transaction makes these throw: the batch fails.
-        await Promise.all(inflight);
-        await savepoint;
+        // Pipelined, so does a failed statement of an earlier op or of this one that nobody
+        // waited for (then the batch runs again one at a time); one at a time, the op's own
+        // failed sends are its failure.
+        if (!pipelined) await Promise.allSettled(tx.sent);
+        await unseen(pipelined ? [savepoint, ...tx.sent] : [savepoint]);
         await query(conn, "ROLLBACK TO SAVEPOINT op");
         inflight.push(sendNow(conn, "RELEASE SAVEPOINT op"));
         settled.push({ ok: false, error: fromWireError(toWireError(err), item.op) });
       }
     }
-    await Promise.all(inflight);
+    await unseen([]);
     const commit = await query(conn, "COMMIT");
     // COMMIT of an aborted transaction answers ROLLBACK instead of failing.
     if (commit.command !== undefined && commit.command !== "COMMIT") {

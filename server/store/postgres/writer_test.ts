@@ -31,17 +31,38 @@ const testOps = {
   orphan: async (t: PgTx, _a: Record<string, never>) => {
     await t.q("INSERT INTO children (id) VALUES (42)");
   },
+  /** A write sent without waiting, then a read that must see it. */
+  sendThenRead: async (t: PgTx, a: { k: string }) => {
+    t.send("INSERT INTO items (k, v) VALUES ($1, 0)", [a.k]);
+    return (await t.q<{ n: number }>("SELECT count(*)::int AS n FROM items WHERE k = $1", [a.k]))[0]
+      .n;
+  },
+  /** A write sent without waiting, and nothing after it: only the runner sees its failure. */
+  sendOnly: (t: PgTx, a: { k: string }) => {
+    t.send("INSERT INTO items (k, v) VALUES ($1, 0)", [a.k]);
+    return Promise.resolve("sent");
+  },
+  /** Adds a connection to the context: run twice without the context put back, it adds two. */
+  connectOnce: (t: PgTx, _a: Record<string, never>) => {
+    const codes = t.ctx.connections.get("e") ?? new Set<string>();
+    codes.add(`c${codes.size}`);
+    t.ctx.connections.set("e", codes);
+    t.ctx.connected.add("e");
+    return Promise.resolve(codes.size);
+  },
 };
 
 async function setup() {
   const db = await pgTestDb({ migrate: false });
   await execScript(db.sql, SETUP);
   const writer = new PgWriter(db.sql, testOps, db.ctx);
+  const ctx = db.ctx;
   const reader = connectPostgres({ url: db.url, schema: db.schema, max: 1 });
   const keys = async () =>
     (await query<{ k: string }>(reader, "SELECT k FROM items ORDER BY k")).map((r) => r.k);
   return {
     writer,
+    ctx,
     keys,
     async done() {
       await writer.close();
@@ -90,6 +111,59 @@ Deno.test({
       assert.ok(bad.status === "rejected" && bad.reason instanceof OpError);
       assert.equal(bad.reason.code, "busy");
       assert.deepEqual(await s.keys(), ["a", "b"]);
+      assert.equal(s.writer.healthy, true);
+    } finally {
+      await s.done();
+    }
+  },
+});
+
+Deno.test({
+  name: "PgWriter sends an op's unawaited writes ahead of its later statements",
+  ignore: pgIgnored(),
+  fn: async () => {
+    const s = await setup();
+    try {
+      const [a, b] = await Promise.all([
+        s.writer.run("sendThenRead", { k: "a" }),
+        s.writer.run("sendOnly", { k: "b" }),
+      ]);
+      assert.deepEqual([a, b], [1, "sent"]);
+      assert.equal(s.writer.commits, 1);
+      assert.deepEqual(await s.keys(), ["a", "b"]);
+    } finally {
+      await s.done();
+    }
+  },
+});
+
+Deno.test({
+  name: "PgWriter runs a batch again one op at a time when an unawaited write fails",
+  ignore: pgIgnored(),
+  fn: async () => {
+    const s = await setup();
+    try {
+      await s.writer.run("put", { k: "taken", v: 0 });
+      const [connected, a, dup, b] = await Promise.allSettled([
+        s.writer.run("connectOnce", {}),
+        s.writer.run("put", { k: "a", v: 1 }),
+        s.writer.run("sendOnly", { k: "taken" }), // fails only when its INSERT is answered
+        s.writer.run("sendThenRead", { k: "b" }),
+      ]);
+      // The failing op alone is rolled back; its batch mates commit once, in one transaction.
+      assert.ok(dup.status === "rejected" && dup.reason instanceof OpError);
+      assert.equal(dup.reason.code, "busy");
+      assert.deepEqual([connected.status, a.status, b.status], [
+        "fulfilled",
+        "fulfilled",
+        "fulfilled",
+      ]);
+      assert.equal(s.writer.commits, 2);
+      assert.deepEqual(await s.keys(), ["a", "b", "taken"]);
+      // The context was put back before the second run: one connection, not two.
+      assert.ok(connected.status === "fulfilled");
+      assert.equal(connected.value, 1);
+      assert.deepEqual([...s.ctx.connections.get("e")!], ["c0"]);
       assert.equal(s.writer.healthy, true);
     } finally {
       await s.done();

@@ -11,7 +11,7 @@ import type {
 import type { DeliveryState, MessageRow, ReceiptRow } from "../../ops/receipts.ts";
 import { OpError } from "../../op_error.ts";
 import type { PgTx } from "../op.ts";
-import { finalize, messageById, messageBySeq, noteReceipt } from "./receipts.ts";
+import { finalize, messageById, messageBySeq, messageColumns, noteReceipt } from "./receipts.ts";
 
 // One delivery's life after dispatch (spec 7.5, 7.6); the twin of server/store/ops/deliveries.ts.
 // Every change is a conditional UPDATE (compare-and-set on the state and the push mark).
@@ -38,8 +38,12 @@ const SQL_DELIVERY = `SELECT state, keep, expire_at, pushed_conn FROM deliveries
   WHERE seq = $1 AND endpoint_id = $2`;
 const SQL_END_PUSHED = `UPDATE deliveries SET state = $1, reason = $2, updated_at = $3
   WHERE seq = $4 AND endpoint_id = $5 AND state = 'pending' AND pushed_conn = $6`;
-const SQL_ACCEPT = `UPDATE deliveries SET state = 'accepted', reason = '', updated_at = $1
-  WHERE seq = $2 AND endpoint_id = $3 AND state = 'pending' RETURNING pushed_conn`;
+// The message found by its sender and id and its delivery accepted, in one statement.
+const SQL_ACCEPT = `UPDATE deliveries d SET state = 'accepted', reason = '', updated_at = $1
+  FROM messages m
+  WHERE m.sender_id = $2 AND m.id = $3 AND d.seq = m.seq AND d.endpoint_id = $4
+    AND d.state = 'pending'
+  RETURNING d.pushed_conn, ${messageColumns("m.")}`;
 const SQL_EXPIRABLE = `SELECT seq, endpoint_id, keep FROM deliveries
   WHERE state = 'pending' AND expire_at <= $1 AND pushed_conn IS NULL
   ORDER BY expire_at LIMIT $2 FOR UPDATE SKIP LOCKED`;
@@ -145,37 +149,38 @@ export async function ackTimeout(
   return { outcome, ...base };
 }
 
-/** `delivery.ack` (spec 6.3, 7.6). @throws {OpError} `not_found`. */
+/**
+ * `delivery.ack` (spec 6.3, 7.6). @throws {OpError} `not_found`. Two round trips when it accepts:
+ * the accept, then the receipt, the completion and the claim pipelined (in the SQLite op's order).
+ */
 export async function ackDelivery(t: PgTx, args: AckArgs, now: number): Promise<AckResult> {
-  const r = await ackOne(t, args, now);
-  if (args.claim === undefined) return { ...r, claimed: [] };
-  const { connCode, limit } = args.claim;
-  return {
-    ...r,
-    ...(await claimDeliveries(t, { endpointId: args.endpointId, connCode, limit }, now)),
-  };
-}
-
-async function ackOne(t: PgTx, args: AckArgs, now: number): Promise<Omit<AckResult, "claimed">> {
-  const msg = await messageById(t, args.from, args.id);
-  if (msg === undefined) throw new OpError("not_found");
-  const accepted = (await t.q<{ pushed_conn: string | null }>(SQL_ACCEPT, [
+  const claim = () =>
+    args.claim === undefined ? Promise.resolve({ claimed: [] }) : claimDeliveries(t, {
+      endpointId: args.endpointId,
+      connCode: args.claim.connCode,
+      limit: args.claim.limit,
+    }, now);
+  const accepted = (await t.q<MessageRow & { pushed_conn: string | null }>(SQL_ACCEPT, [
     now,
-    msg.seq,
+    args.from,
+    args.id,
     args.endpointId,
   ]))[0];
-  if (accepted !== undefined) {
-    const receipts: ReceiptRow[] = [];
-    await noteReceipt(t, receipts, msg, args.endpointId, "accepted", "", now);
-    const completed = await finalize(t, msg.seq);
-    return {
-      result: "accepted",
-      changed: true,
-      receipts,
-      wasPushedTo: accepted.pushed_conn,
-      completed,
-    };
-  }
+  if (accepted === undefined) return { ...(await ackUnchanged(t, args)), ...(await claim()) };
+  const { pushed_conn: wasPushedTo, ...msg } = accepted;
+  const receipts: ReceiptRow[] = [];
+  const [, completed, { claimed }] = await Promise.all([
+    noteReceipt(t, receipts, msg, args.endpointId, "accepted", "", now),
+    finalize(t, msg.seq),
+    claim(),
+  ]);
+  return { result: "accepted", changed: true, receipts, wasPushedTo, completed, claimed };
+}
+
+/** An ack that changed nothing: the delivery's final state. @throws {OpError} `not_found`. */
+async function ackUnchanged(t: PgTx, args: AckArgs): Promise<Omit<AckResult, "claimed">> {
+  const msg = await messageById(t, args.from, args.id);
+  if (msg === undefined) throw new OpError("not_found");
   const d = (await t.q<{ state: DeliveryState }>(SQL_DELIVERY, [msg.seq, args.endpointId]))[0];
   if (d === undefined) throw new OpError("not_found");
   if (d.state === "pending") throw new Error("Delivery stayed pending after a conditional accept");

@@ -11,8 +11,12 @@ import type { PgReader, PgTx } from "../op.ts";
 // Receipts and the end of a message's life (spec 6.4, 7.6); the twin of
 // server/store/ops/receipts.ts, with the loaders every messaging op shares.
 
-const MESSAGE_COLUMNS = `seq, id, sender_id, dest_kind, dest_id, send_at, keep, ttl_seconds,
-  receipt, state, reason`;
+/** The columns of a {@link MessageRow}, each prefixed by `alias` (`m.`) when given. */
+export function messageColumns(alias = ""): string {
+  return ["seq", "id", "sender_id", "dest_kind", "dest_id", "send_at", "keep", "ttl_seconds"]
+    .concat(["receipt", "state", "reason"]).map((c) => alias + c).join(", ");
+}
+const MESSAGE_COLUMNS = messageColumns();
 const SQL_MESSAGE_BY_SEQ = `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE seq = $1`;
 const SQL_MESSAGE_BY_ID =
   `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE sender_id = $1 AND id = $2`;
@@ -114,22 +118,23 @@ export async function noteReceipt(
 /** spec 7.6 收尾: completes a dispatched message with no pending delivery left. */
 export async function finalize(t: PgTx, seq: number): Promise<boolean> {
   if ((await t.q(SQL_COMPLETE_IF_DONE, [seq])).count === 0) return false;
-  await dropCompleted(t, seq);
+  dropCompleted(t, seq);
   return true;
 }
 
 /** Ends a message that never reached dispatch: `scheduled` -> `completed` with `reason`. */
 export async function completeEarly(t: PgTx, seq: number, reason: string): Promise<boolean> {
   if ((await t.q(SQL_COMPLETE_EARLY, [reason, seq])).count === 0) return false;
-  await dropCompleted(t, seq);
+  dropCompleted(t, seq);
   return true;
 }
 
-async function dropCompleted(t: PgTx, seq: number): Promise<void> {
-  await t.q(SQL_DELETE_BODY, [seq]);
+/** Sent without waiting: nothing of the op depends on their answers. */
+function dropCompleted(t: PgTx, seq: number): void {
+  t.send(SQL_DELETE_BODY, [seq]);
   if (t.ctx.limits.recordRetentionDays === 0) {
-    await t.q(SQL_DELETE_DELIVERIES, [seq]);
-    await t.q(SQL_DELETE_MESSAGE, [seq]);
+    t.send(SQL_DELETE_DELIVERIES, [seq]);
+    t.send(SQL_DELETE_MESSAGE, [seq]);
   }
 }
 
