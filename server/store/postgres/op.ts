@@ -44,18 +44,28 @@ export function readerOn(sql: PgPool): PgReader {
   return { q: (text, params) => query(sql, text, params) };
 }
 
+/** A statement that only reads (row locks aside, which COMMIT or ROLLBACK releases alike). */
+const READ = /^\s*SELECT\b/i;
+
 /**
  * The {@link PgTx} of one op over a reserved connection that is inside a transaction.
  *
  * Pipelined (the batch runner's normal mode): every statement is sent at once, in call order,
- * and `send`s are not waited for; the runner collects them from `sent`. One at a time
+ * and `send`s are not waited for; the runner checks them all (`issued`) before COMMIT. One at a time
  * (`pipelined: false`): each statement waits for the one before it, and a failed `send` throws
  * from the op's next statement (or from `settle`), exactly where an awaited statement would.
  */
 export class OpTx implements PgTx {
   readonly ctx: PgOpsContext;
-  /** Every statement given to `send`, for the batch runner's check before COMMIT. */
-  readonly sent: Promise<unknown>[] = [];
+  /** Every statement of the op, for the batch runner's checks. */
+  readonly issued: Promise<unknown>[] = [];
+  /**
+   * True once a statement of the op may have changed something: a `send`, or a statement other
+   * than a `SELECT` that answered a row count above 0. (Every statement of the ops counts the
+   * rows of its data-modifying parts in its main statement's count: each `WITH … INSERT/UPDATE`
+   * feeds the next.) An op that refuses while clean needs no rollback.
+   */
+  dirty = false;
   #conn: PgConnection;
   #pipelined: boolean;
   #ended = false;
@@ -70,7 +80,12 @@ export class OpTx implements PgTx {
 
   q<T = Row>(text: string, params: readonly unknown[] = []): Promise<Rows<T>> {
     if (this.#ended) return Promise.reject(new Error(`Statement after its op ended: ${text}`));
-    if (this.#pipelined) return sendNow<T>(this.#conn, text, params);
+    if (this.#pipelined) {
+      const run = sendNow<T>(this.#conn, text, params);
+      if (!READ.test(text)) run.then((r) => r.count > 0 && (this.dirty = true), () => {});
+      this.issued.push(run);
+      return run;
+    }
     const run = this.#last.then(() => {
       const failed = this.#failed;
       this.#failed = undefined;
@@ -78,17 +93,19 @@ export class OpTx implements PgTx {
       return query<T>(this.#conn, text, params);
     });
     this.#last = run.catch(() => {});
+    this.issued.push(this.#last);
     return run;
   }
 
   send(text: string, params: readonly unknown[] = []): void {
     if (this.#ended) throw new Error(`Statement after its op ended: ${text}`);
+    this.dirty = true;
     const run = this.#pipelined
       ? sendNow(this.#conn, text, params)
       : this.#last.then(() => query(this.#conn, text, params));
     if (!this.#pipelined) this.#last = run.catch((error) => (this.#failed ??= { error }));
     run.catch(() => {});
-    this.sent.push(run);
+    this.issued.push(run);
   }
 
   /** One at a time: waits for every statement so far; throws a `send`'s failure not yet seen. */

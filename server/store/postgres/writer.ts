@@ -33,28 +33,35 @@ interface Queued {
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: OpError };
 
-/** A statement sent without waiting failed: the pipelined attempt cannot tell whose it was. */
+/** The pipelined attempt cannot answer every op alone: run the batch again one at a time. */
 class RunAgainOneByOne extends Error {}
+
+function runAgain(cause: unknown): RunAgainOneByOne {
+  return new RunAgainOneByOne(cause instanceof Error ? cause.message : String(cause), { cause });
+}
 
 /**
  * The PostgreSQL twin of the SQLite writer (DESIGN "The writer", spec 7.2): ops queued while no
  * batch runs start one at once; ops queued during a batch form the next one (DESIGN 12). A batch
- * is one transaction on one connection; each op runs inside `SAVEPOINT op`, so an op that throws
- * (a refusal, an `OpError`, or a statement error) is rolled back alone while its batch mates
- * commit. No op is settled before the COMMIT; when BEGIN, a savepoint or the COMMIT fails, every
- * op of the batch is rejected with `busy` (nothing of it is durable), as the SQLite writer does.
+ * is one transaction on one connection; an op that throws (a refusal, an `OpError`, or a
+ * statement error) is rolled back alone while its batch mates commit (below: how). No op is
+ * settled before the COMMIT; when BEGIN, a savepoint or the COMMIT fails, every op of the batch
+ * is rejected with `busy` (nothing of it is durable), as the SQLite writer does.
  * `synchronous_commit` is forced on for the store's connections (`sql.ts`).
  *
  * Every op is guarded: PostgreSQL aborts the whole transaction on any statement error, so the
  * SQLite runner's unguarded ops would buy nothing here.
  *
- * Round trips: a batch is first run pipelined. The savepoint statements and every write an op
- * does not need the answer of (`PgTx.send`) go out without waiting, so the batch waits only for
- * the reads and writes whose answers decide what an op does next. When a statement that was not
- * waited for failed, the attempt cannot tell which op it belonged to: the transaction is rolled
- * back, the live-connection context put back as it was, and the batch runs again with each
- * statement waiting for the one before (the one-at-a-time runner this class had before), which
- * rolls the failing op back alone. Either way nothing is settled before the COMMIT.
+ * Statements and round trips: a batch is first run pipelined, without savepoints. Every write
+ * an op does not need the answer of (`PgTx.send`) goes out without waiting, so the batch waits
+ * only for the statements whose answers decide what an op does next. An op that refuses before
+ * it changed anything is answered with its refusal (there is nothing to roll back). Any other
+ * failure (a refusal after a change, a statement error, a failed statement nobody waited for)
+ * cannot be rolled back for that op alone without savepoints, so the transaction is rolled back,
+ * the live-connection context put back as it was, and the batch runs again one op at a time,
+ * each in `SAVEPOINT op` and each statement waiting for the one before (the runner this class
+ * had before), which rolls the failing op back alone. Either way nothing is settled before the
+ * COMMIT.
  */
 export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
   #sql: PgPool;
@@ -213,7 +220,7 @@ export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
       if (!(err instanceof RunAgainOneByOne)) throw err;
       await query(conn, "ROLLBACK");
       restorePgOpsContext(this.#ctx, before);
-      this.#log?.warn("Write batch runs again one statement at a time", {
+      this.#log?.debug("Write batch runs again one op at a time", {
         ops: batch.length,
         error: err.message,
       });
@@ -235,23 +242,22 @@ export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
   }
 
   /**
-   * BEGIN, every op in its savepoint, COMMIT; throws when the transaction is lost. Pipelined, it
-   * throws {@link RunAgainOneByOne} when a statement that was not waited for failed.
+   * BEGIN, every op, COMMIT; throws when the transaction is lost.
+   *
+   * Pipelined: no savepoints. An op that refuses (`OpError`) while clean (nothing of it changed
+   * anything, `OpTx.dirty`) is answered with its refusal and the batch goes on; any other
+   * failure (a refusal after a change, a statement error, a failed statement that nobody waited
+   * for) throws {@link RunAgainOneByOne}. One at a time: each op in `SAVEPOINT op`, rolled back
+   * alone when it fails.
    */
   async #attempt(conn: PgConnection, batch: Queued[], pipelined: boolean): Promise<Settled[]> {
-    // Statements sent without waiting: BEGIN, savepoint releases, the ops' sends (pipelined).
+    // Statements nobody waited for: BEGIN, savepoint releases, the ops' sends (pipelined).
     const inflight: Promise<unknown>[] = [sendNow(conn, "BEGIN")];
     const settled: Settled[] = [];
-    const unseen = async (extra: Promise<unknown>[]) => {
-      const all = [...inflight, ...extra];
-      if (!pipelined) return await Promise.all(all);
-      const failed = (await Promise.allSettled(all)).find((r) => r.status === "rejected");
-      if (failed === undefined) return;
-      const reason = (failed as PromiseRejectedResult).reason;
-      throw new RunAgainOneByOne(reason instanceof Error ? reason.message : String(reason));
-    };
     for (const item of batch) {
-      const op = Object.hasOwn(this.#ops, item.op) ? this.#ops[item.op] : undefined;
+      const op = Object.hasOwn(this.#ops, item.op)
+        ? this.#ops[item.op] as PgOp<unknown, unknown>
+        : undefined;
       if (op === undefined) {
         settled.push({
           ok: false,
@@ -260,37 +266,74 @@ export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
         continue;
       }
       const tx = new OpTx(conn, this.#ctx, { pipelined });
-      const savepoint = sendNow(conn, "SAVEPOINT op");
-      try {
-        const value = await (op as PgOp<unknown, unknown>)(tx, item.args, item.now);
-        if (!pipelined) await tx.settle();
-        tx.end();
-        await savepoint;
-        // One at a time, `settle` has thrown a failed send to the op already.
-        if (pipelined) inflight.push(...tx.sent);
-        // Pipelined with the next op's statements; its failure fails the batch below.
-        inflight.push(sendNow(conn, "RELEASE SAVEPOINT op"));
-        settled.push({ ok: true, value });
-      } catch (err) {
-        tx.end();
-        // A broken connection or a lost transaction makes these throw: the batch fails.
-        // Pipelined, so does a failed statement of an earlier op or of this one that nobody
-        // waited for (then the batch runs again one at a time); one at a time, the op's own
-        // failed sends are its failure.
-        if (!pipelined) await Promise.allSettled(tx.sent);
-        await unseen(pipelined ? [savepoint, ...tx.sent] : [savepoint]);
-        await query(conn, "ROLLBACK TO SAVEPOINT op");
-        inflight.push(sendNow(conn, "RELEASE SAVEPOINT op"));
-        settled.push({ ok: false, error: fromWireError(toWireError(err), item.op) });
-      }
+      settled.push(
+        pipelined
+          ? await this.#runPipelined(tx, op, item, inflight)
+          : await this.#runInSavepoint(conn, tx, op, item, inflight),
+      );
     }
-    await unseen([]);
+    if (pipelined) {
+      const failed = (await Promise.allSettled(inflight)).find((r) => r.status === "rejected");
+      if (failed !== undefined) throw runAgain((failed as PromiseRejectedResult).reason);
+    } else {
+      await Promise.all(inflight);
+    }
     const commit = await query(conn, "COMMIT");
     // COMMIT of an aborted transaction answers ROLLBACK instead of failing.
     if (commit.command !== undefined && commit.command !== "COMMIT") {
       throw new Error(`COMMIT answered ${commit.command}`);
     }
     return settled;
+  }
+
+  /** One op of a pipelined attempt (see `#attempt`). */
+  async #runPipelined(
+    tx: OpTx,
+    op: PgOp<unknown, unknown>,
+    item: Queued,
+    inflight: Promise<unknown>[],
+  ): Promise<Settled> {
+    try {
+      const value = await op(tx, item.args, item.now);
+      tx.end();
+      inflight.push(...tx.issued);
+      return { ok: true, value };
+    } catch (err) {
+      tx.end();
+      const failed = (await Promise.allSettled(tx.issued)).find((r) => r.status === "rejected");
+      if (failed !== undefined) throw runAgain((failed as PromiseRejectedResult).reason);
+      if (!(err instanceof OpError) || tx.dirty) throw runAgain(err);
+      return { ok: false, error: fromWireError(toWireError(err), item.op) };
+    }
+  }
+
+  /** One op of a one-at-a-time attempt, in its own savepoint (see `#attempt`). */
+  async #runInSavepoint(
+    conn: PgConnection,
+    tx: OpTx,
+    op: PgOp<unknown, unknown>,
+    item: Queued,
+    inflight: Promise<unknown>[],
+  ): Promise<Settled> {
+    const savepoint = sendNow(conn, "SAVEPOINT op");
+    try {
+      const value = await op(tx, item.args, item.now);
+      await tx.settle();
+      tx.end();
+      await savepoint;
+      // Pipelined with the next op's statements; its failure fails the batch.
+      inflight.push(sendNow(conn, "RELEASE SAVEPOINT op"));
+      return { ok: true, value };
+    } catch (err) {
+      tx.end();
+      // The op's own statements answer first (its failed sends are its failure). A broken
+      // connection or a lost transaction makes the others throw: the batch fails.
+      await Promise.allSettled(tx.issued);
+      await Promise.all([...inflight, savepoint]);
+      await query(conn, "ROLLBACK TO SAVEPOINT op");
+      inflight.push(sendNow(conn, "RELEASE SAVEPOINT op"));
+      return { ok: false, error: fromWireError(toWireError(err), item.op) };
+    }
   }
 
   #notify(info: CommitInfo): void {

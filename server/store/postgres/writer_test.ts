@@ -14,7 +14,15 @@ const SETUP = `CREATE TABLE items (k TEXT PRIMARY KEY, v INTEGER NOT NULL);
   CREATE TABLE parents (id INTEGER PRIMARY KEY);
   CREATE TABLE children (id INTEGER REFERENCES parents(id) DEFERRABLE INITIALLY DEFERRED)`;
 
+/** How many times `counted` ran: a batch that runs again runs it twice. */
+let runs = 0;
+
 const testOps = {
+  counted: (_t: PgTx, _a: Record<string, never>) => Promise.resolve(++runs),
+  readThenRefuse: async (t: PgTx, _a: Record<string, never>) => {
+    await t.q("SELECT count(*) FROM items");
+    throw new OpError("not_found");
+  },
   put: async (t: PgTx, a: { k: string; v: number }) => {
     await t.q("INSERT INTO items (k, v) VALUES ($1, $2)", [a.k, a.v]);
     return (await t.q<{ x: string }>("SELECT txid_current()::text AS x"))[0].x;
@@ -131,6 +139,37 @@ Deno.test({
       assert.deepEqual([a, b], [1, "sent"]);
       assert.equal(s.writer.commits, 1);
       assert.deepEqual(await s.keys(), ["a", "b"]);
+    } finally {
+      await s.done();
+    }
+  },
+});
+
+Deno.test({
+  name: "PgWriter answers a refusal before any change in the batch, and runs it again after one",
+  ignore: pgIgnored(),
+  fn: async () => {
+    const s = await setup();
+    try {
+      runs = 0;
+      const clean = await Promise.allSettled([
+        s.writer.run("counted", {}),
+        s.writer.run("put", { k: "a", v: 1 }),
+        s.writer.run("readThenRefuse", {}),
+      ]);
+      assert.deepEqual(clean.map((r) => r.status), ["fulfilled", "fulfilled", "rejected"]);
+      assert.equal((clean[2] as PromiseRejectedResult).reason.code, "not_found");
+      assert.equal(runs, 1, "nothing to roll back: the batch ran once");
+      const dirty = await Promise.allSettled([
+        s.writer.run("counted", {}),
+        s.writer.run("put", { k: "b", v: 1 }),
+        s.writer.run("putThenRefuse", { k: "refused" }),
+      ]);
+      assert.deepEqual(dirty.map((r) => r.status), ["fulfilled", "fulfilled", "rejected"]);
+      assert.equal((dirty[2] as PromiseRejectedResult).reason.code, "conflict");
+      assert.equal(runs, 3, "a refusal after a write: the batch ran again, one op at a time");
+      assert.deepEqual(await s.keys(), ["a", "b"]);
+      assert.equal(s.writer.commits, 2);
     } finally {
       await s.done();
     }

@@ -11,7 +11,14 @@ import type {
 import type { DeliveryState, MessageRow, ReceiptRow } from "../../ops/receipts.ts";
 import { OpError } from "../../op_error.ts";
 import type { PgTx } from "../op.ts";
-import { finalize, messageById, messageBySeq, messageColumns, noteReceipt } from "./receipts.ts";
+import {
+  dropRecords,
+  finalize,
+  messageById,
+  messageBySeq,
+  messageColumns,
+  noteReceipt,
+} from "./receipts.ts";
 
 // One delivery's life after dispatch (spec 7.5, 7.6); the twin of server/store/ops/deliveries.ts.
 // Every change is a conditional UPDATE (compare-and-set on the state and the push mark).
@@ -38,12 +45,32 @@ const SQL_DELIVERY = `SELECT state, keep, expire_at, pushed_conn FROM deliveries
   WHERE seq = $1 AND endpoint_id = $2`;
 const SQL_END_PUSHED = `UPDATE deliveries SET state = $1, reason = $2, updated_at = $3
   WHERE seq = $4 AND endpoint_id = $5 AND state = 'pending' AND pushed_conn = $6`;
-// The message found by its sender and id and its delivery accepted, in one statement.
-const SQL_ACCEPT = `UPDATE deliveries d SET state = 'accepted', reason = '', updated_at = $1
-  FROM messages m
-  WHERE m.sender_id = $2 AND m.id = $3 AND d.seq = m.seq AND d.endpoint_id = $4
-    AND d.state = 'pending'
-  RETURNING d.pushed_conn, ${messageColumns("m.")}`;
+// `delivery.ack` in one statement when the delivery is pending: the message found by its sender
+// and id, its delivery accepted, the receipt written (while the sender exists; its id from the
+// counter row, as SQL_INSERT_RECEIPT of receipts.ts), the message completed when no other
+// delivery is pending and its body dropped (as `finalize`). Every part sees the statement's
+// snapshot, where this delivery is still pending: hence `o.endpoint_id <> $4`.
+const SQL_ACCEPT = `WITH acc AS (
+    UPDATE deliveries d SET state = 'accepted', reason = '', updated_at = $1
+    FROM messages m
+    WHERE m.sender_id = $2 AND m.id = $3 AND d.seq = m.seq AND d.endpoint_id = $4
+      AND d.state = 'pending'
+    RETURNING d.pushed_conn, ${messageColumns("m.")}),
+  c AS (UPDATE id_counters SET n = n + 1 WHERE name = 'receipts'
+      AND EXISTS (SELECT 1 FROM acc WHERE acc.receipt = 1)
+      AND EXISTS (SELECT 1 FROM endpoints WHERE id = $2) RETURNING n),
+  r AS (INSERT INTO receipts (receipt_id, sender_id, msg_id, endpoint_id, state, reason,
+      created_at, acked) SELECT c.n, $2::text, $3::text, $4::text, 'accepted', '', $1::bigint, 0
+    FROM c RETURNING receipt_id),
+  done AS (UPDATE messages x SET state = 'completed' FROM acc
+    WHERE x.seq = acc.seq AND x.state = 'dispatched'
+      AND NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.seq = acc.seq AND o.state = 'pending'
+        AND o.endpoint_id <> $4)
+    RETURNING x.seq),
+  b AS (DELETE FROM message_bodies WHERE seq IN (SELECT seq FROM done))
+  SELECT acc.*, (SELECT receipt_id FROM r) AS receipt_id,
+    EXISTS (SELECT 1 FROM done) AS completed
+  FROM acc`;
 const SQL_EXPIRABLE = `SELECT seq, endpoint_id, keep FROM deliveries
   WHERE state = 'pending' AND expire_at <= $1 AND pushed_conn IS NULL
   ORDER BY expire_at LIMIT $2 FOR UPDATE SKIP LOCKED`;
@@ -149,32 +176,52 @@ export async function ackTimeout(
   return { outcome, ...base };
 }
 
+/** What {@link SQL_ACCEPT} answers. */
+interface AcceptedRow extends MessageRow {
+  pushed_conn: string | null;
+  receipt_id: number | null;
+  completed: boolean;
+}
+
 /**
- * `delivery.ack` (spec 6.3, 7.6). @throws {OpError} `not_found`. Two round trips when it accepts:
- * the accept, then the receipt, the completion and the claim pipelined (in the SQLite op's order).
+ * `delivery.ack` (spec 6.3, 7.6). @throws {OpError} `not_found`. One round trip when it
+ * accepts: {@link SQL_ACCEPT}, and the claim pipelined behind it (the SQLite op claims after).
  */
 export async function ackDelivery(t: PgTx, args: AckArgs, now: number): Promise<AckResult> {
-  const claim = () =>
-    args.claim === undefined ? Promise.resolve({ claimed: [] }) : claimDeliveries(t, {
+  const accepting = t.q<AcceptedRow>(SQL_ACCEPT, [now, args.from, args.id, args.endpointId]);
+  const claiming = args.claim === undefined
+    ? Promise.resolve({ claimed: [] })
+    : claimDeliveries(t, {
       endpointId: args.endpointId,
       connCode: args.claim.connCode,
       limit: args.claim.limit,
     }, now);
-  const accepted = (await t.q<MessageRow & { pushed_conn: string | null }>(SQL_ACCEPT, [
-    now,
-    args.from,
-    args.id,
-    args.endpointId,
-  ]))[0];
-  if (accepted === undefined) return { ...(await ackUnchanged(t, args)), ...(await claim()) };
-  const { pushed_conn: wasPushedTo, ...msg } = accepted;
-  const receipts: ReceiptRow[] = [];
-  const [, completed, { claimed }] = await Promise.all([
-    noteReceipt(t, receipts, msg, args.endpointId, "accepted", "", now),
-    finalize(t, msg.seq),
-    claim(),
-  ]);
-  return { result: "accepted", changed: true, receipts, wasPushedTo, completed, claimed };
+  claiming.catch(() => {}); // awaited below unless the accept fails first
+  const row = (await accepting)[0];
+  if (row === undefined) {
+    // Nothing pending to accept: these reads see the claim's marks, which touch only pending
+    // deliveries, so they answer as they would before it.
+    return { ...(await ackUnchanged(t, args)), ...(await claiming) };
+  }
+  const { pushed_conn: wasPushedTo, receipt_id: receiptId, completed, ...msg } = row;
+  if (completed) dropRecords(t, msg.seq);
+  const receipts: ReceiptRow[] = receiptId === null ? [] : [{
+    receiptId,
+    senderId: msg.sender_id,
+    msgId: msg.id,
+    endpointId: args.endpointId,
+    state: "accepted",
+    reason: "",
+    atMs: now,
+  }];
+  return {
+    result: "accepted",
+    changed: true,
+    receipts,
+    wasPushedTo,
+    completed,
+    ...(await claiming),
+  };
 }
 
 /** An ack that changed nothing: the delivery's final state. @throws {OpError} `not_found`. */

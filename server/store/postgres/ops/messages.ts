@@ -51,13 +51,21 @@ const SQL_GROUP_EXISTS = "SELECT 1 AS found FROM groups WHERE id = $1";
 const SQL_IS_MEMBER =
   "SELECT 1 AS found FROM group_members WHERE group_id = $1 AND endpoint_id = $2";
 // seq from its counter row, locked to COMMIT: seqs grow in commit order (schema_v1.ts).
-// The message and its body in one statement; `keyed`: its send key first (parameter 15: the
-// fingerprint), and nothing at all when the key exists.
+// The message and its body in one statement. `keyed`: the send key first (parameter 15: the
+// fingerprint) and nothing at all when the key exists; and, when parameter 16 names the target,
+// its pending delivery (parameter 17: its expire_at) as `dispatch` would write it.
 function insertMessageSql(keyed: boolean): string {
   const key = keyed
     ? `k AS (INSERT INTO send_keys (sender_id, msg_id, request_sha256, created_at)
       VALUES ($2, $1, $15, $13) ON CONFLICT (sender_id, msg_id) DO NOTHING RETURNING 1),
     `
+    : "";
+  const delivery = keyed
+    ? `,
+  d AS (INSERT INTO deliveries (seq, endpoint_id, send_at, keep, state, reason, expire_at,
+      attempts, updated_at)
+    SELECT m.seq, $16::text, $8::bigint, $9::int, 'pending', '', $17::bigint, 0, $13::bigint
+    FROM m WHERE $16::text IS NOT NULL)`
     : "";
   return `WITH ${key}c AS (
     UPDATE id_counters SET n = n + 1 WHERE name = 'messages'${
@@ -67,7 +75,7 @@ function insertMessageSql(keyed: boolean): string {
       body_enc, send_at, keep, ttl_seconds, receipt, state, reason, created_at)
     SELECT c.n, $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::bigint,
       $9::int, $10::bigint, $11::int, $12::text, '', $13::bigint FROM c
-    RETURNING seq)
+    RETURNING seq)${delivery}
   INSERT INTO message_bodies (seq, body) SELECT m.seq, $14::bytea FROM m RETURNING seq`;
 }
 const SQL_INSERT_MESSAGE = insertMessageSql(false);
@@ -147,7 +155,16 @@ async function submitOnly(t: PgTx, args: SubmitArgs, now: number): Promise<Submi
   // the message and its body go in one statement (one round trip).
   const talkWork = target !== null &&
     (target.talk_hash !== null || facts.sender_talk_hash !== null);
-  const keyed = talkWork ? null : await insertMessage(t, args, now, state, true);
+  // A direct message's delivery goes in the same statement when it is pending (the placement
+  // reads nothing the insert changes); any other placement is `dispatch`'s, with its receipt.
+  const placed = direct && target !== null
+    ? placeDelivery(t, { keep: args.keep ? 1 : 0, ttl_seconds: args.ttlSeconds }, target, now)
+    : null;
+  const folded = !talkWork && placed !== null && placed[0] === "pending";
+  const keyed = talkWork ? null : await insertMessage(t, args, now, state, {
+    targetId: folded ? args.toId : null,
+    expireAt: folded ? placed[2] : null,
+  });
   if (talkWork ? !(await insertSendKey(t, args, now)) : keyed === null) {
     const first = await findDuplicate(t, args);
     if (first !== null) return first;
@@ -160,9 +177,11 @@ async function submitOnly(t: PgTx, args: SubmitArgs, now: number): Promise<Submi
     });
     if (facts.sender_talk_hash !== null) await writeReplyGrant(t, args.senderId, args.toId, now);
   }
-  const msg = keyed ?? (await insertMessage(t, args, now, state, false))!;
+  const msg = keyed ?? (await insertMessage(t, args, now, state, null))!;
   const out: DispatchOutcome = msg.send_at > now
     ? { state: "scheduled", wake: [], receipts: [] }
+    : folded
+    ? { state: "dispatched", wake: [args.toId], receipts: [] }
     : await dispatch(t, msg, now, target === null ? undefined : [target]);
   return { seq: msg.seq, sendAt: msg.send_at, duplicate: false, ...out };
 }
@@ -229,31 +248,37 @@ function duplicateOf(row: KeyAndRecord, args: SubmitArgs): SubmitResult | null {
   return { seq: row.seq, sendAt: row.send_at!, state: row.state!, ...none };
 }
 
-/** Inserts the message and its body (and its send key first when `keyed`: null if it exists). */
+/**
+ * Inserts the message and its body; with `keyed`, its send key first (null when the key exists)
+ * and, when `keyed.targetId` is set, its pending delivery to that target.
+ */
 async function insertMessage(
   t: PgTx,
   args: SubmitArgs,
   now: number,
   state: "scheduled" | "dispatched",
-  keyed: boolean,
+  keyed: { targetId: string | null; expireAt: number | null } | null,
 ): Promise<MessageRow | null> {
-  const rows = await t.q<{ seq: number }>(keyed ? SQL_INSERT_KEYED_MESSAGE : SQL_INSERT_MESSAGE, [
-    args.id,
-    args.senderId,
-    args.toKind,
-    args.toId,
-    args.meta,
-    args.contentType,
-    args.bodyEnc,
-    args.sendAt,
-    args.keep ? 1 : 0,
-    args.ttlSeconds,
-    args.receipt ? 1 : 0,
-    state,
-    now,
-    args.body,
-    ...(keyed ? [args.fingerprint] : []),
-  ]);
+  const rows = await t.q<{ seq: number }>(
+    keyed !== null ? SQL_INSERT_KEYED_MESSAGE : SQL_INSERT_MESSAGE,
+    [
+      args.id,
+      args.senderId,
+      args.toKind,
+      args.toId,
+      args.meta,
+      args.contentType,
+      args.bodyEnc,
+      args.sendAt,
+      args.keep ? 1 : 0,
+      args.ttlSeconds,
+      args.receipt ? 1 : 0,
+      state,
+      now,
+      args.body,
+      ...(keyed === null ? [] : [args.fingerprint, keyed.targetId, keyed.expireAt]),
+    ],
+  );
   if (rows.length === 0) return null;
   const seq = rows[0].seq;
   return {
@@ -342,7 +367,12 @@ type Placement = [
   expireAt: number | null,
 ];
 
-function placeDelivery(t: PgTx, msg: MessageRow, r: Recipient, now: number): Placement {
+function placeDelivery(
+  t: PgTx,
+  msg: Pick<MessageRow, "keep" | "ttl_seconds">,
+  r: Recipient,
+  now: number,
+): Placement {
   const { graceMs, maxPendingPerReceiver: max } = t.ctx.limits;
   if (r.enabled !== 1) return ["rejected", "endpoint_disabled", null];
   if (max > 0 && r.pending >= max) {

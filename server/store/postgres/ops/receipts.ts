@@ -132,6 +132,11 @@ export async function completeEarly(t: PgTx, seq: number, reason: string): Promi
 /** Sent without waiting: nothing of the op depends on their answers. */
 function dropCompleted(t: PgTx, seq: number): void {
   t.send(SQL_DELETE_BODY, [seq]);
+  dropRecords(t, seq);
+}
+
+/** The part of {@link dropCompleted} after the body: the records, with no retention (spec 7.6). */
+export function dropRecords(t: PgTx, seq: number): void {
   if (t.ctx.limits.recordRetentionDays === 0) {
     t.send(SQL_DELETE_DELIVERIES, [seq]);
     t.send(SQL_DELETE_MESSAGE, [seq]);
