@@ -49,12 +49,14 @@ const SQL_END_PUSHED = `UPDATE deliveries SET state = $1, reason = $2, updated_a
 // and id, its delivery accepted, the receipt written (while the sender exists; its id from the
 // counter row, as SQL_INSERT_RECEIPT of receipts.ts), the message completed when no other
 // delivery is pending and its body dropped (as `finalize`). Every part sees the statement's
-// snapshot, where this delivery is still pending: hence `o.endpoint_id <> $4`.
+// snapshot, where this delivery is still pending: hence `o.endpoint_id <> $4`. The message is
+// looked up first (a subquery), so the delivery is found by its primary key, not among the
+// endpoint's pending ones.
 const SQL_ACCEPT = `WITH acc AS (
     UPDATE deliveries d SET state = 'accepted', reason = '', updated_at = $1
     FROM messages m
-    WHERE m.sender_id = $2 AND m.id = $3 AND d.seq = m.seq AND d.endpoint_id = $4
-      AND d.state = 'pending'
+    WHERE d.seq = (SELECT seq FROM messages WHERE sender_id = $2 AND id = $3)
+      AND d.endpoint_id = $4 AND d.state = 'pending' AND m.seq = d.seq
     RETURNING d.pushed_conn, ${messageColumns("m.")}),
   c AS (UPDATE id_counters SET n = n + 1 WHERE name = 'receipts'
       AND EXISTS (SELECT 1 FROM acc WHERE acc.receipt = 1)
