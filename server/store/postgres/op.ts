@@ -9,6 +9,26 @@ import { type PgConnection, type PgPool, query, type Row, type Rows, sendNow } f
 export interface PgTx extends PgReader {
   readonly ctx: PgOpsContext;
   /**
+   * `PgReader.q`; `changed` tells from the answer whether the statement changed anything (by
+   * default: a statement other than a `SELECT` whose row count is above 0). See `OpTx.dirty`.
+   */
+  q<T = Row>(
+    text: string,
+    params?: readonly unknown[],
+    changed?: (rows: Rows<T>) => boolean,
+  ): Promise<Rows<T>>;
+  /**
+   * True in a pipelined batch: the op may send statements before it has read what decides
+   * them, and must throw an error other than an `OpError` when it finds it should not have (the
+   * batch then runs again one op at a time, where this is false).
+   */
+  readonly speculative: boolean;
+  /**
+   * The op will issue no more statements. Called before the op's first `await`, it lets a
+   * pipelined batch send the next op's statements without waiting for this op's answers.
+   */
+  seal(): void;
+  /**
    * Sends a write whose answer the op does not need (no rows, no count), without waiting for it:
    * it costs no round trip of its own. Its failure still fails the op: the batch runner checks
    * every such statement before COMMIT (see `PgWriter`).
@@ -69,6 +89,7 @@ export class OpTx implements PgTx {
   #conn: PgConnection;
   #pipelined: boolean;
   #ended = false;
+  #sealed = false;
   #last: Promise<unknown> = Promise.resolve();
   #failed: { error: unknown } | undefined;
 
@@ -78,11 +99,31 @@ export class OpTx implements PgTx {
     this.#pipelined = opts.pipelined;
   }
 
-  q<T = Row>(text: string, params: readonly unknown[] = []): Promise<Rows<T>> {
-    if (this.#ended) return Promise.reject(new Error(`Statement after its op ended: ${text}`));
+  get speculative(): boolean {
+    return this.#pipelined;
+  }
+
+  /** True once the op called `seal`. */
+  get sealed(): boolean {
+    return this.#sealed;
+  }
+
+  seal(): void {
+    this.#sealed = true;
+  }
+
+  q<T = Row>(
+    text: string,
+    params: readonly unknown[] = [],
+    changed?: (rows: Rows<T>) => boolean,
+  ): Promise<Rows<T>> {
+    if (this.#ended || this.#sealed) {
+      return Promise.reject(new Error(`Statement after its op ended: ${text}`));
+    }
     if (this.#pipelined) {
       const run = sendNow<T>(this.#conn, text, params);
-      if (!READ.test(text)) run.then((r) => r.count > 0 && (this.dirty = true), () => {});
+      const changes = changed ?? (READ.test(text) ? () => false : (r: Rows<T>) => r.count > 0);
+      run.then((r) => changes(r) && (this.dirty = true), () => {});
       this.issued.push(run);
       return run;
     }
@@ -98,7 +139,7 @@ export class OpTx implements PgTx {
   }
 
   send(text: string, params: readonly unknown[] = []): void {
-    if (this.#ended) throw new Error(`Statement after its op ended: ${text}`);
+    if (this.#ended || this.#sealed) throw new Error(`Statement after its op ended: ${text}`);
     this.dirty = true;
     const run = this.#pipelined
       ? sendNow(this.#conn, text, params)

@@ -54,7 +54,10 @@ function runAgain(cause: unknown): RunAgainOneByOne {
  *
  * Statements and round trips: a batch is first run pipelined, without savepoints. Every write
  * an op does not need the answer of (`PgTx.send`) goes out without waiting, so the batch waits
- * only for the statements whose answers decide what an op does next. An op that refuses before
+ * only for the statements whose answers decide what an op does next; and an op that seals itself
+ * (`PgTx.seal`: all its statements sent before its first await) does not hold the next op up
+ * at all, so a run of such ops costs one round trip. Each statement still runs after every
+ * statement of the ops before it, as when the ops run one after another. An op that refuses before
  * it changed anything is answered with its refusal (there is nothing to roll back). Any other
  * failure (a refusal after a change, a statement error, a failed statement nobody waited for)
  * cannot be rolled back for that op alone without savepoints, so the transaction is rolled back,
@@ -254,6 +257,7 @@ export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
     // Statements nobody waited for: BEGIN, savepoint releases, the ops' sends (pipelined).
     const inflight: Promise<unknown>[] = [sendNow(conn, "BEGIN")];
     const settled: Settled[] = [];
+    const sealed: (() => Promise<void>)[] = [];
     for (const item of batch) {
       const op = Object.hasOwn(this.#ops, item.op)
         ? this.#ops[item.op] as PgOp<unknown, unknown>
@@ -266,12 +270,29 @@ export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
         continue;
       }
       const tx = new OpTx(conn, this.#ctx, { pipelined });
-      settled.push(
-        pipelined
-          ? await this.#runPipelined(tx, op, item, inflight)
-          : await this.#runInSavepoint(conn, tx, op, item, inflight),
-      );
+      if (!pipelined) {
+        settled.push(await this.#runInSavepoint(conn, tx, op, item, inflight));
+        continue;
+      }
+      // The op's statements up to its first await go out now, behind the earlier ops'.
+      let running: Promise<unknown>;
+      try {
+        running = op(tx, item.args, item.now);
+      } catch (err) {
+        running = Promise.reject(err);
+      }
+      running.catch(() => {}); // settled below
+      if (tx.sealed) {
+        // No more statements will come from it: the next op need not wait for its answers.
+        const at = settled.push({ ok: false, error: new OpError("busy") }) - 1;
+        sealed.push(async () => {
+          settled[at] = await this.#settlePipelined(tx, running, item, inflight);
+        });
+      } else {
+        settled.push(await this.#settlePipelined(tx, running, item, inflight));
+      }
     }
+    for (const settle of sealed) await settle();
     if (pipelined) {
       const failed = (await Promise.allSettled(inflight)).find((r) => r.status === "rejected");
       if (failed !== undefined) throw runAgain((failed as PromiseRejectedResult).reason);
@@ -286,15 +307,15 @@ export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
     return settled;
   }
 
-  /** One op of a pipelined attempt (see `#attempt`). */
-  async #runPipelined(
+  /** The answer of one op of a pipelined attempt (see `#attempt`). */
+  async #settlePipelined(
     tx: OpTx,
-    op: PgOp<unknown, unknown>,
+    running: Promise<unknown>,
     item: Queued,
     inflight: Promise<unknown>[],
   ): Promise<Settled> {
     try {
-      const value = await op(tx, item.args, item.now);
+      const value = await running;
       tx.end();
       inflight.push(...tx.issued);
       return { ok: true, value };

@@ -11,14 +11,7 @@ import type {
 import type { DeliveryState, MessageRow, ReceiptRow } from "../../ops/receipts.ts";
 import { OpError } from "../../op_error.ts";
 import type { PgTx } from "../op.ts";
-import {
-  dropRecords,
-  finalize,
-  messageById,
-  messageBySeq,
-  messageColumns,
-  noteReceipt,
-} from "./receipts.ts";
+import { dropRecords, finalize, messageBySeq, messageColumns, noteReceipt } from "./receipts.ts";
 
 // One delivery's life after dispatch (spec 7.5, 7.6); the twin of server/store/ops/deliveries.ts.
 // Every change is a conditional UPDATE (compare-and-set on the state and the push mark).
@@ -45,13 +38,14 @@ const SQL_DELIVERY = `SELECT state, keep, expire_at, pushed_conn FROM deliveries
   WHERE seq = $1 AND endpoint_id = $2`;
 const SQL_END_PUSHED = `UPDATE deliveries SET state = $1, reason = $2, updated_at = $3
   WHERE seq = $4 AND endpoint_id = $5 AND state = 'pending' AND pushed_conn = $6`;
-// `delivery.ack` in one statement when the delivery is pending: the message found by its sender
+// `delivery.ack` in one statement: when the delivery is pending, the message found by its sender
 // and id, its delivery accepted, the receipt written (while the sender exists; its id from the
 // counter row, as SQL_INSERT_RECEIPT of receipts.ts), the message completed when no other
 // delivery is pending and its body dropped (as `finalize`). Every part sees the statement's
 // snapshot, where this delivery is still pending: hence `o.endpoint_id <> $4`. The message is
 // looked up first (a subquery), so the delivery is found by its primary key, not among the
-// endpoint's pending ones.
+// endpoint's pending ones. Otherwise (no row of `acc`) what the ack answers instead: whether the
+// message exists and its delivery's state.
 const SQL_ACCEPT = `WITH acc AS (
     UPDATE deliveries d SET state = 'accepted', reason = '', updated_at = $1
     FROM messages m
@@ -71,8 +65,11 @@ const SQL_ACCEPT = `WITH acc AS (
     RETURNING x.seq),
   b AS (DELETE FROM message_bodies WHERE seq IN (SELECT seq FROM done))
   SELECT acc.*, (SELECT receipt_id FROM r) AS receipt_id,
-    EXISTS (SELECT 1 FROM done) AS completed
-  FROM acc`;
+    EXISTS (SELECT 1 FROM done) AS completed,
+    EXISTS (SELECT 1 FROM messages WHERE sender_id = $2 AND id = $3) AS found,
+    (SELECT state FROM deliveries WHERE endpoint_id = $4
+      AND seq = (SELECT seq FROM messages WHERE sender_id = $2 AND id = $3)) AS prior_state
+  FROM (SELECT 1) AS one LEFT JOIN acc ON true`;
 const SQL_EXPIRABLE = `SELECT seq, endpoint_id, keep FROM deliveries
   WHERE state = 'pending' AND expire_at <= $1 AND pushed_conn IS NULL
   ORDER BY expire_at LIMIT $2 FOR UPDATE SKIP LOCKED`;
@@ -178,19 +175,26 @@ export async function ackTimeout(
   return { outcome, ...base };
 }
 
-/** What {@link SQL_ACCEPT} answers. */
-interface AcceptedRow extends MessageRow {
+/** What {@link SQL_ACCEPT} answers: the message's columns are null when nothing was accepted. */
+type AcceptRow = { [K in keyof MessageRow]: MessageRow[K] | null } & {
   pushed_conn: string | null;
   receipt_id: number | null;
   completed: boolean;
-}
+  found: boolean;
+  prior_state: DeliveryState | null;
+};
 
 /**
- * `delivery.ack` (spec 6.3, 7.6). @throws {OpError} `not_found`. One round trip when it
- * accepts: {@link SQL_ACCEPT}, and the claim pipelined behind it (the SQLite op claims after).
+ * `delivery.ack` (spec 6.3, 7.6). @throws {OpError} `not_found`. {@link SQL_ACCEPT}, and the
+ * claim behind it (the SQLite op claims after the ack): one round trip, and with records kept
+ * nothing follows the answers, so a pipelined batch goes on at once (`seal`).
  */
 export async function ackDelivery(t: PgTx, args: AckArgs, now: number): Promise<AckResult> {
-  const accepting = t.q<AcceptedRow>(SQL_ACCEPT, [now, args.from, args.id, args.endpointId]);
+  const accepting = t.q<AcceptRow>(
+    SQL_ACCEPT,
+    [now, args.from, args.id, args.endpointId],
+    (rows) => rows[0].seq !== null,
+  );
   const claiming = args.claim === undefined
     ? Promise.resolve({ claimed: [] })
     : claimDeliveries(t, {
@@ -199,13 +203,25 @@ export async function ackDelivery(t: PgTx, args: AckArgs, now: number): Promise<
       limit: args.claim.limit,
     }, now);
   claiming.catch(() => {}); // awaited below unless the accept fails first
-  const row = (await accepting)[0];
-  if (row === undefined) {
-    // Nothing pending to accept: these reads see the claim's marks, which touch only pending
-    // deliveries, so they answer as they would before it.
-    return { ...(await ackUnchanged(t, args)), ...(await claiming) };
+  if (t.ctx.limits.recordRetentionDays !== 0) t.seal(); // else `dropRecords` follows
+  const [row] = await accepting;
+  if (row.seq === null) {
+    if (!row.found || row.prior_state === null) throw new OpError("not_found");
+    if (row.prior_state === "pending") {
+      throw new Error("Delivery stayed pending after a conditional accept");
+    }
+    const unchanged = { changed: false, receipts: [], wasPushedTo: null, completed: false };
+    return { result: row.prior_state, ...unchanged, ...(await claiming) };
   }
-  const { pushed_conn: wasPushedTo, receipt_id: receiptId, completed, ...msg } = row;
+  const {
+    pushed_conn: wasPushedTo,
+    receipt_id: receiptId,
+    completed,
+    found: _found,
+    prior_state: _prior,
+    ...columns
+  } = row;
+  const msg = columns as MessageRow;
   if (completed) dropRecords(t, msg.seq);
   const receipts: ReceiptRow[] = receiptId === null ? [] : [{
     receiptId,
@@ -224,16 +240,6 @@ export async function ackDelivery(t: PgTx, args: AckArgs, now: number): Promise<
     completed,
     ...(await claiming),
   };
-}
-
-/** An ack that changed nothing: the delivery's final state. @throws {OpError} `not_found`. */
-async function ackUnchanged(t: PgTx, args: AckArgs): Promise<Omit<AckResult, "claimed">> {
-  const msg = await messageById(t, args.from, args.id);
-  if (msg === undefined) throw new OpError("not_found");
-  const d = (await t.q<{ state: DeliveryState }>(SQL_DELIVERY, [msg.seq, args.endpointId]))[0];
-  if (d === undefined) throw new OpError("not_found");
-  if (d.state === "pending") throw new Error("Delivery stayed pending after a conditional accept");
-  return { result: d.state, changed: false, receipts: [], wasPushedTo: null, completed: false };
 }
 
 /** `delivery.expire` (spec 7.5 清理循环). */
@@ -269,9 +275,16 @@ export async function expireDeliveries(
   return { changed, receipts };
 }
 
+/** `delivery.claim` as an op: one statement, sealed (see `PgTx.seal`). */
+function claimOp(t: PgTx, args: ClaimArgs, now: number): Promise<{ claimed: ClaimedDelivery[] }> {
+  const claiming = claimDeliveries(t, args, now);
+  t.seal();
+  return claiming;
+}
+
 /** The delivery ops. */
 export const pgDeliveryOps = {
-  "delivery.claim": claimDeliveries,
+  "delivery.claim": claimOp,
   "delivery.unmark": unmarkDelivery,
   "delivery.reject_too_large": rejectTooLarge,
   "delivery.ack_timeout": ackTimeout,

@@ -22,6 +22,7 @@ import {
 } from "./receipts.ts";
 import { checkTalk, writeReplyGrant } from "./talk.ts";
 import { claimDeliveries } from "./deliveries.ts";
+import type { ClaimedDelivery } from "../../ops/deliveries.ts";
 
 // Submit, dispatch and recall of messages (spec 7.3, 7.4, 6.4 / 7.6 撤回); the twin of
 // server/store/ops/messages.ts.
@@ -123,16 +124,108 @@ interface Target extends Recipient {
 }
 
 /** `message.submit` (spec 7.3); see `submitMessage` of the SQLite ops for the steps. */
-export async function submitMessage(
+export function submitMessage(t: PgTx, args: SubmitArgs, now: number): Promise<SubmitResult> {
+  return submitSpeculated(t, args, now) ?? submitInTurn(t, args, now);
+}
+
+async function submitInTurn(t: PgTx, args: SubmitArgs, now: number): Promise<SubmitResult> {
+  const r = await submitOnly(t, args, now);
+  return withClaim(r, args, claimAfter(t, args, now));
+}
+
+/** Claims for the direct message's target after the submit (issue 33), if asked to. */
+function claimAfter(
   t: PgTx,
   args: SubmitArgs,
   now: number,
+): Promise<{ claimed: ClaimedDelivery[] }> | null {
+  if (args.claim === undefined || args.toKind !== "endpoint") return null;
+  // After every check and write of the submit, as `delivery.claim` does.
+  return claimDeliveries(t, { endpointId: args.toId, ...args.claim }, now);
+}
+
+/** `r` with what {@link claimAfter} claimed. */
+async function withClaim(
+  r: SubmitResult,
+  args: SubmitArgs,
+  claiming: Promise<{ claimed: ClaimedDelivery[] }> | null,
 ): Promise<SubmitResult> {
-  const r = await submitOnly(t, args, now);
-  if (args.claim === undefined || args.toKind !== "endpoint") return r;
-  // After every check and write of the submit, as `delivery.claim` does (issue 33).
-  const { claimed } = await claimDeliveries(t, { endpointId: args.toId, ...args.claim }, now);
+  if (claiming === null) return r;
+  const { claimed } = await claiming;
   return { ...r, wake: r.wake.filter((id) => id !== args.toId), claimed };
+}
+
+/**
+ * A pipelined batch's submit of a message to an endpoint whose delivery's placement is known
+ * before reading (kept, or the target connected, or not due yet): the facts, the insert of key,
+ * message, body and delivery, and the claim, all sent at once (`seal`). The answers must then
+ * show that the steps of `submitOnly` would have written the same; when they do not (a refusal,
+ * a talk password, another placement), it throws and the batch runs again one op at a time,
+ * where this is not tried. Null (nothing sent) when it does not apply.
+ */
+function submitSpeculated(t: PgTx, args: SubmitArgs, now: number): Promise<SubmitResult> | null {
+  if (!t.speculative || args.toKind !== "endpoint") return null;
+  const direct = args.sendAt <= now;
+  const expected: Placement | null = !direct
+    ? null
+    : args.keep
+    ? ["pending", "", now + args.ttlSeconds * 1000]
+    : t.ctx.connected.has(args.toId)
+    ? ["pending", "", null]
+    : null;
+  if (direct && expected === null) return null;
+  const facts = t.q<SubmitFacts>(SQL_SUBMIT_FACTS, [
+    args.senderId,
+    args.id,
+    args.toKind,
+    args.toId,
+  ]);
+  const state = direct ? "dispatched" : "scheduled";
+  const keyed = insertMessage(t, args, now, state, {
+    targetId: direct ? args.toId : null,
+    expireAt: expected?.[2] ?? null,
+  });
+  const claiming = claimAfter(t, args, now);
+  keyed.catch(() => {});
+  claiming?.catch(() => {});
+  t.seal();
+  return (async () => {
+    const f = (await facts)[0];
+    const duplicate = duplicateOf(f, args);
+    if (duplicate !== null) {
+      if ((await keyed) !== null) throw new Error("A repeat's message was inserted");
+      return withClaim(duplicate, args, claiming);
+    }
+    const target = targetOf(f, args);
+    if (target === null) throw new Error("A direct message without its target");
+    const max = t.ctx.limits.maxPendingPerSender;
+    if (max > 0 && f.sender_pending >= max) throw new OpError("quota_exceeded");
+    if (target.talk_hash !== null || f.sender_talk_hash !== null) {
+      throw new Error("Submit needs the talk checks");
+    }
+    if (direct) {
+      const placed = placeDelivery(
+        t,
+        { keep: args.keep ? 1 : 0, ttl_seconds: args.ttlSeconds },
+        target,
+        now,
+      );
+      if (placed.join() !== expected?.join()) {
+        throw new Error("Submit placed its delivery otherwise");
+      }
+    }
+    const msg = await keyed;
+    if (msg === null) throw new Error(`Send key ${args.senderId}/${args.id} taken meanwhile`);
+    const r: SubmitResult = {
+      seq: msg.seq,
+      sendAt: msg.send_at,
+      duplicate: false,
+      state,
+      wake: direct ? [args.toId] : [],
+      receipts: [],
+    };
+    return withClaim(r, args, claiming);
+  })();
 }
 
 async function submitOnly(t: PgTx, args: SubmitArgs, now: number): Promise<SubmitResult> {

@@ -36,12 +36,13 @@ const SQL_COMPLETE_EARLY = `UPDATE messages SET state = 'completed', reason = $1
 const SQL_DELETE_BODY = "DELETE FROM message_bodies WHERE seq = $1";
 const SQL_DELETE_DELIVERIES = "DELETE FROM deliveries WHERE seq = $1";
 const SQL_DELETE_MESSAGE = "DELETE FROM messages WHERE seq = $1";
-const SQL_ACK_RECEIPT =
-  "UPDATE receipts SET acked = 1 WHERE receipt_id = $1 AND sender_id = $2 AND acked = 0";
+// The mark and, whether or not it changed, whether the receipt exists: one statement.
+const SQL_ACK_RECEIPT = `WITH u AS (UPDATE receipts SET acked = 1
+    WHERE receipt_id = $1 AND sender_id = $2 AND acked = 0 RETURNING 1)
+  SELECT EXISTS (SELECT 1 FROM u) AS changed,
+    EXISTS (SELECT 1 FROM receipts WHERE receipt_id = $1 AND sender_id = $2) AS found`;
 const SQL_COUNT_BY_STATE =
   "SELECT state, count(*) AS n FROM deliveries WHERE seq = $1 GROUP BY state";
-const SQL_RECEIPT_EXISTS =
-  "SELECT 1 AS found FROM receipts WHERE receipt_id = $1 AND sender_id = $2";
 
 /** Reads a message by `seq`; undefined when its record is gone. */
 export async function messageBySeq(t: PgReader, seq: number): Promise<MessageRow | undefined> {
@@ -149,9 +150,14 @@ export async function ackReceipt(
   args: AckReceiptArgs,
   _now: number,
 ): Promise<{ ok: boolean }> {
-  if ((await t.q(SQL_ACK_RECEIPT, [args.receiptId, args.senderId])).count > 0) return { ok: true };
-  const found = await t.q(SQL_RECEIPT_EXISTS, [args.receiptId, args.senderId]);
-  return { ok: found.length > 0 };
+  const answer = t.q<{ changed: boolean; found: boolean }>(
+    SQL_ACK_RECEIPT,
+    [args.receiptId, args.senderId],
+    (rows) => rows[0].changed,
+  );
+  t.seal();
+  const [{ changed, found }] = await answer;
+  return { ok: changed || found };
 }
 
 /** The receipt ops. */
