@@ -146,21 +146,23 @@ try {
 }
 
 const f0 = (x: number) => x.toFixed(0);
-console.log(
-  "\n| shape | store | msg/s | resp p99 ms | deliver p50 / p99 ms | receipt p99 ms | server µs/msg | PostgreSQL µs/msg | total µs/msg | failures | load avg at start |",
-);
-console.log("| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --- |");
-for (const { shape, r } of results) {
+if (results.length > 0) {
   console.log(
-    `| ${SHAPES[shape].label} | ${r.store} | ${f0(r.msgPerSec)} | ${f0(r.respP99)} | ` +
-      `${f0(r.deliverP50)} / ${f0(r.deliverP99)} | ${f0(r.receiptP99)} | ${
-        f0(r.serverUsPerMsg)
-      } | ` +
-      `${r.store === "postgres" ? f0(r.pgUsPerMsg) : "–"} | ${
-        f0(r.serverUsPerMsg + r.pgUsPerMsg)
-      } | ` +
-      `${r.failures} | ${r.loadavgStart.split(" ")[0]} |`,
+    "\n| shape | store | msg/s | resp p99 ms | deliver p50 / p99 ms | receipt p99 ms | server µs/msg | PostgreSQL µs/msg | total µs/msg | failures | load avg at start |",
   );
+  console.log("| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --- |");
+  for (const { shape, r } of results) {
+    console.log(
+      `| ${SHAPES[shape].label} | ${r.store} | ${f0(r.msgPerSec)} | ${f0(r.respP99)} | ` +
+        `${f0(r.deliverP50)} / ${f0(r.deliverP99)} | ${f0(r.receiptP99)} | ${
+          f0(r.serverUsPerMsg)
+        } | ` +
+        `${r.store === "postgres" ? f0(r.pgUsPerMsg) : "–"} | ${
+          f0(r.serverUsPerMsg + r.pgUsPerMsg)
+        } | ` +
+        `${r.failures} | ${r.loadavgStart.split(" ")[0]} |`,
+    );
+  }
 }
 if (fanouts.length > 0) {
   console.log(
