@@ -33,6 +33,9 @@ interface Queued {
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: OpError };
 
+/** The place of a sealed op's answer until it is settled. */
+const NOT_YET: Settled = { ok: true, value: undefined };
+
 /** The pipelined attempt cannot answer every op alone: run the batch again one at a time. */
 class RunAgainOneByOne extends Error {}
 
@@ -284,7 +287,7 @@ export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
       running.catch(() => {}); // settled below
       if (tx.sealed) {
         // No more statements will come from it: the next op need not wait for its answers.
-        const at = settled.push({ ok: false, error: new OpError("busy") }) - 1;
+        const at = settled.push(NOT_YET) - 1;
         sealed.push(async () => {
           settled[at] = await this.#settlePipelined(tx, running, item, inflight);
         });
