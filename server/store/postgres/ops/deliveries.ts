@@ -203,7 +203,9 @@ export async function ackDelivery(t: PgTx, args: AckArgs, now: number): Promise<
       limit: args.claim.limit,
     }, now);
   claiming.catch(() => {}); // awaited below unless the accept fails first
-  if (t.ctx.limits.recordRetentionDays !== 0) t.seal(); // else `dropRecords` follows
+  // Read now: the answers are read after later ops of a pipelined batch ran.
+  const retentionDays = t.ctx.limits.recordRetentionDays;
+  if (retentionDays !== 0) t.seal(); // else `dropRecords` follows
   const [row] = await accepting;
   if (row.seq === null) {
     if (!row.found || row.prior_state === null) throw new OpError("not_found");
@@ -222,7 +224,7 @@ export async function ackDelivery(t: PgTx, args: AckArgs, now: number): Promise<
     ...columns
   } = row;
   const msg = columns as MessageRow;
-  if (completed) dropRecords(t, msg.seq);
+  if (completed) dropRecords(t, msg.seq, retentionDays);
   const receipts: ReceiptRow[] = receiptId === null ? [] : [{
     receiptId,
     senderId: msg.sender_id,

@@ -11,7 +11,7 @@ import type {
 import { recallResult, sameBytes } from "../../ops/messages.ts";
 import type { MessageRow, MessageState, ReceiptRow } from "../../ops/receipts.ts";
 import { OpError } from "../../op_error.ts";
-import type { PgTx } from "../op.ts";
+import type { PgOpsContext, PgTx } from "../op.ts";
 import {
   completeEarly,
   countDeliveries,
@@ -165,12 +165,17 @@ async function withClaim(
  */
 function submitSpeculated(t: PgTx, args: SubmitArgs, now: number): Promise<SubmitResult> | null {
   if (!t.speculative || args.toKind !== "endpoint") return null;
+  // The context as the op found it: the answers are read after later ops of the batch ran.
+  const at = {
+    limits: t.ctx.limits,
+    connected: new Set(t.ctx.connected.has(args.toId) ? [args.toId] : []),
+  };
   const direct = args.sendAt <= now;
   const expected: Placement | null = !direct
     ? null
     : args.keep
     ? ["pending", "", now + args.ttlSeconds * 1000]
-    : t.ctx.connected.has(args.toId)
+    : at.connected.has(args.toId)
     ? ["pending", "", null]
     : null;
   if (direct && expected === null) return null;
@@ -198,14 +203,14 @@ function submitSpeculated(t: PgTx, args: SubmitArgs, now: number): Promise<Submi
     }
     const target = targetOf(f, args);
     if (target === null) throw new Error("A direct message without its target");
-    const max = t.ctx.limits.maxPendingPerSender;
+    const max = at.limits.maxPendingPerSender;
     if (max > 0 && f.sender_pending >= max) throw new OpError("quota_exceeded");
     if (target.talk_hash !== null || f.sender_talk_hash !== null) {
       throw new Error("Submit needs the talk checks");
     }
     if (direct) {
       const placed = placeDelivery(
-        t,
+        at,
         { keep: args.keep ? 1 : 0, ttl_seconds: args.ttlSeconds },
         target,
         now,
@@ -251,7 +256,7 @@ async function submitOnly(t: PgTx, args: SubmitArgs, now: number): Promise<Submi
   // A direct message's delivery goes in the same statement when it is pending (the placement
   // reads nothing the insert changes); any other placement is `dispatch`'s, with its receipt.
   const placed = direct && target !== null
-    ? placeDelivery(t, { keep: args.keep ? 1 : 0, ttl_seconds: args.ttlSeconds }, target, now)
+    ? placeDelivery(t.ctx, { keep: args.keep ? 1 : 0, ttl_seconds: args.ttlSeconds }, target, now)
     : null;
   const folded = !talkWork && placed !== null && placed[0] === "pending";
   const keyed = talkWork ? null : await insertMessage(t, args, now, state, {
@@ -418,7 +423,7 @@ export async function dispatch(
   }
   const wake: string[] = [];
   for (const r of recipients) {
-    const [state, reason, expireAt] = placeDelivery(t, msg, r, now);
+    const [state, reason, expireAt] = placeDelivery(t.ctx, msg, r, now);
     // Pipelined: a fan-out to N members is not N round trips.
     t.send(SQL_INSERT_DELIVERY, [
       msg.seq,
@@ -460,19 +465,20 @@ type Placement = [
   expireAt: number | null,
 ];
 
+/** Where `r`'s delivery goes, by the limits and live connections of `ctx`. */
 function placeDelivery(
-  t: PgTx,
+  ctx: Pick<PgOpsContext, "limits" | "connected">,
   msg: Pick<MessageRow, "keep" | "ttl_seconds">,
   r: Recipient,
   now: number,
 ): Placement {
-  const { graceMs, maxPendingPerReceiver: max } = t.ctx.limits;
+  const { graceMs, maxPendingPerReceiver: max } = ctx.limits;
   if (r.enabled !== 1) return ["rejected", "endpoint_disabled", null];
   if (max > 0 && r.pending >= max) {
     return ["rejected", "queue_full", null];
   }
   if (msg.keep === 1) return ["pending", "", now + msg.ttl_seconds * 1000];
-  if (t.ctx.connected.has(r.id)) return ["pending", "", null];
+  if (ctx.connected.has(r.id)) return ["pending", "", null];
   if (r.offline_since !== null && now < r.offline_since + graceMs) {
     return ["pending", "", r.offline_since + graceMs];
   }

@@ -136,9 +136,16 @@ function dropCompleted(t: PgTx, seq: number): void {
   dropRecords(t, seq);
 }
 
-/** The part of {@link dropCompleted} after the body: the records, with no retention (spec 7.6). */
-export function dropRecords(t: PgTx, seq: number): void {
-  if (t.ctx.limits.recordRetentionDays === 0) {
+/**
+ * The part of {@link dropCompleted} after the body: the records, with no retention (spec 7.6);
+ * `retentionDays` as the op found it.
+ */
+export function dropRecords(
+  t: PgTx,
+  seq: number,
+  retentionDays = t.ctx.limits.recordRetentionDays,
+): void {
+  if (retentionDays === 0) {
     t.send(SQL_DELETE_DELIVERIES, [seq]);
     t.send(SQL_DELETE_MESSAGE, [seq]);
   }
