@@ -6,6 +6,8 @@ import { openPostgresStore } from "../../server/store/postgres/mod.ts";
 import { connectPostgres, execScript, query } from "../../server/store/postgres/sql.ts";
 import { PasswordPool } from "../../server/auth/password_pool.ts";
 import { TEST_POOL_PARAMS } from "../helpers/test_server.ts";
+import { makeTestHome, type TestHome } from "../helpers/server_process.ts";
+import { prepareHome } from "./_load_util.ts";
 
 /** A bench database and what drops it. */
 export interface BenchDatabase {
@@ -107,4 +109,43 @@ export async function benchDatabase(
       }
     },
   };
+}
+
+/** A bench's home on either store (the `--store` flag of the load benches). */
+export interface BenchHome {
+  home: TestHome;
+  /** The PostgreSQL database, null on SQLite. */
+  pgDb: BenchDatabase | null;
+}
+
+/**
+ * The home of a bench server with `ids` as endpoints with `password`: a SQLite home
+ * (`prepareHome`), or with `store` "postgres" a fresh database on the PostgreSQL of
+ * NIXMSG_BENCH_POSTGRES_URL (an admin URL, on this machine so that its CPU is counted; stores.ts
+ * sets it). Exits with 2 on a bad `store` or a missing URL. Drop `pgDb` after `home.cleanup()`.
+ */
+export async function benchHome(
+  store: string,
+  config: Record<string, unknown>,
+  ids: readonly string[],
+  password: string,
+): Promise<BenchHome> {
+  if (store !== "sqlite" && store !== "postgres") {
+    console.error("--store is sqlite or postgres");
+    Deno.exit(2);
+  }
+  if (store === "sqlite") return { home: await prepareHome(config, ids, password), pgDb: null };
+  const adminUrl = Deno.env.get("NIXMSG_BENCH_POSTGRES_URL");
+  if (!adminUrl) {
+    console.error(
+      "--store postgres needs NIXMSG_BENCH_POSTGRES_URL (tests/bench/stores.ts sets it)",
+    );
+    Deno.exit(2);
+  }
+  const pgDb = await benchDatabase(adminUrl, ids, password);
+  const home = await makeTestHome({
+    ...config,
+    store: { kind: "postgres", postgres_url: pgDb.url },
+  });
+  return { home, pgDb };
 }

@@ -12,19 +12,16 @@
 //     --create-online  create the group after all recipients are online: N x (N + 1)
 //                      `member_added` events (spec 6.7); measures their spread and the server's
 //                      responsiveness meanwhile (another client's request round trip)
+//     --store sqlite|postgres  the server's store (default sqlite); postgres as in
+//                      messaging_load.ts (NIXMSG_BENCH_POSTGRES_URL; tests/bench/stores.ts sets
+//                      it), and the PostgreSQL server's CPU is counted per round too
 //
 // Figures per round, from the `send` publish: resp (dispatch committed, every delivery queued
 // for push), first and last `msg` arrival, last `ack` resp (all recipients acked), last receipt
 // at the sender.
 import { parseArgs } from "node:util";
-import {
-  type Frame,
-  LoadClient,
-  percentile,
-  prepareHome,
-  sampleProc,
-  startChildServer,
-} from "./_load_util.ts";
+import { type Frame, LoadClient, percentile, sampleProc, startChildServer } from "./_load_util.ts";
+import { benchHome } from "./_pg_bench.ts";
 
 const { values: flags } = parseArgs({
   args: Deno.args,
@@ -34,6 +31,7 @@ const { values: flags } = parseArgs({
     body: { type: "string", default: "1024" },
     "big-rounds": { type: "string", default: "3" },
     "create-online": { type: "boolean", default: false },
+    store: { type: "string", default: "sqlite" },
   },
 });
 const N = Math.max(1, Number(flags.recipients));
@@ -47,9 +45,14 @@ const SENDER = "owner";
 const GROUP = "g_fanout";
 
 const recipients = Array.from({ length: N }, (_, i) => `m${String(i).padStart(4, "0")}`);
-const home = await prepareHome(
+const loadavg = () => Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
+const { home, pgDb } = await benchHome(
+  flags.store,
   {
     log: { level: "info" },
+    // A login waits for its password hash; on a loaded machine 3 s (the default) was seen to
+    // run out while hundreds connect at once (closed before CONNACK).
+    timeouts: { auth_seconds: 60, hello_seconds: 60 },
     limits: {
       max_clients: N + 100,
       // All from 127.0.0.1 (issue 28): the per-address shares and rates at the bench's size.
@@ -233,6 +236,7 @@ interface Result {
   receipted: number;
   confirmed: number;
   serverCpuMs: number;
+  pgCpuMs: number;
 }
 
 async function runRound(n: number, body: string): Promise<Result | null> {
@@ -251,6 +255,7 @@ async function runRound(n: number, body: string): Promise<Result | null> {
   };
   round = r;
   const cpu0 = sampleProc(server.pid).cpuMs;
+  const pgCpu0 = pgDb?.cpuMs() ?? 0;
   r.sentAt = performance.now();
   owner.request({
     type: "send",
@@ -289,10 +294,12 @@ async function runRound(n: number, body: string): Promise<Result | null> {
     receipted: percentile(since(r.receipts), 100),
     confirmed: percentile(since(r.receiptAcks), 100),
     serverCpuMs: sampleProc(server.pid).cpuMs - cpu0,
+    pgCpuMs: (pgDb?.cpuMs() ?? 0) - pgCpu0,
   };
 }
 
 // --- rounds ------------------------------------------------------------------------------------
+const loadavgStart = loadavg();
 const results: Result[] = [];
 for (let i = 0; i < ROUNDS; i++) {
   const res = await runRound(i, SMALL_BODY);
@@ -320,13 +327,16 @@ const cols = [
   "receipts",
   "confirmed",
   "CPU",
+  "PostgreSQL CPU",
 ];
 const row = (r: Result) =>
-  "  | " + [r.body, r.resp, r.first, r.last, r.acked, r.receipted, r.confirmed, r.serverCpuMs]
+  "  | " +
+  [r.body, r.resp, r.first, r.last, r.acked, r.receipted, r.confirmed, r.serverCpuMs, r.pgCpuMs]
     .map((x, i) => x.toFixed(0).padStart(cols[i].length)).join(" | ") +
   " |";
 console.log([
-  `group_fanout: 1 sender + ${N} recipients over WebSocket, group ${GROUP} (${N + 1} members)`,
+  `group_fanout: 1 sender + ${N} recipients over WebSocket, group ${GROUP} (${N + 1} members), ` +
+  `store ${flags.store}; load average at the first round ${loadavgStart}, now ${loadavg()}`,
   `  group.create with ${N} members: ${createMs.toFixed(0)} ms; ` +
   `connect+hello of ${N} clients: ${(connectMs / 1000).toFixed(1)} s`,
   ...(onlineCreate ? [onlineCreate] : []),
@@ -342,10 +352,33 @@ console.log([
   `  FAILURES: ${errors.length}`,
   ...errors.filter(Boolean).map((e) => `    ${e}`),
   ...server.problems.slice(0, 10).map((p) => `    server: ${p}`),
+  // One line for tests/bench/stores.ts: the median of the small-body rounds.
+  `group_fanout_json ${JSON.stringify(summary())}`,
 ].join("\n"));
+
+/** Medians over the small-body rounds (ms from the send; CPU ms per round). */
+function summary() {
+  const small = results.filter((r) => r.body === SMALL_BODY.length);
+  const median = (pick: (r: Result) => number) =>
+    percentile(small.map(pick).sort((a, b) => a - b), 50);
+  return {
+    store: flags.store,
+    rounds: small.length,
+    resp: median((r) => r.resp),
+    last: median((r) => r.last),
+    acked: median((r) => r.acked),
+    receipted: median((r) => r.receipted),
+    confirmed: median((r) => r.confirmed),
+    serverCpuMs: median((r) => r.serverCpuMs),
+    pgCpuMs: median((r) => r.pgCpuMs),
+    failures: errors.length,
+    loadavgStart,
+  };
+}
 
 closing = true;
 await Promise.all([owner, ...members].map((c) => c.close()));
 const code = await server.stop();
 await home.cleanup();
+await pgDb?.drop();
 Deno.exit(errors.length === 0 && code === 0 ? 0 : 1);

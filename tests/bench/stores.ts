@@ -1,8 +1,10 @@
 // Both stores side by side in one run (issue 29 item 6): the shapes of docs/BENCHMARKS.md through
-// tests/bench/messaging_load.ts, each shape on SQLite and on PostgreSQL one after the other
+// tests/bench/messaging_load.ts, and the fan-out to a group of 1,000 through
+// tests/bench/group_fanout.ts, each shape on SQLite and on PostgreSQL one after the other
 // (interleaved, so both see the same machine), with the PostgreSQL server's CPU counted too.
 //
-//   deno run -A tests/bench/stores.ts [--seconds 15] [--runs 1] [--shapes pair,hundred,paced]
+//   deno run -A tests/bench/stores.ts [--seconds 15] [--runs 1] [--rounds 5]
+//     [--shapes pair,hundred,paced,fanout]
 //
 // It starts a throwaway PostgreSQL of its own (scripts/test_postgres.sh) unless
 // NIXMSG_BENCH_POSTGRES_URL names one (an admin URL on this machine); each run gets a fresh
@@ -15,7 +17,8 @@ const { values: flags } = parseArgs({
   options: {
     seconds: { type: "string", default: "15" },
     runs: { type: "string", default: "1" },
-    shapes: { type: "string", default: "pair,hundred,paced" },
+    rounds: { type: "string", default: "5" },
+    shapes: { type: "string", default: "pair,hundred,paced,fanout" },
   },
 });
 
@@ -35,6 +38,27 @@ const SHAPES: Record<string, { label: string; args: string[] }> = {
   },
 };
 
+/** The fan-out shape, through group_fanout.ts (its small-body rounds; no 256 KiB rounds). */
+const FANOUT = {
+  label: "fan-out 1,000: one sender, a group of 1,001",
+  args: () => ["--recipients", "1000", "--rounds", flags.rounds, "--big-rounds", "0"],
+};
+
+/** group_fanout.ts's summary: medians over its rounds, ms from the send; CPU ms per round. */
+interface FanoutResult {
+  store: string;
+  rounds: number;
+  resp: number;
+  last: number;
+  acked: number;
+  receipted: number;
+  confirmed: number;
+  serverCpuMs: number;
+  pgCpuMs: number;
+  failures: number;
+  loadavgStart: string;
+}
+
 interface Result {
   store: string;
   msgPerSec: number;
@@ -49,6 +73,7 @@ interface Result {
 }
 
 const LOAD = fileURLToPath(new URL("./messaging_load.ts", import.meta.url));
+const GROUP_FANOUT = fileURLToPath(new URL("./group_fanout.ts", import.meta.url));
 const SCRIPT = fileURLToPath(new URL("../../scripts/test_postgres.sh", import.meta.url));
 const dec = new TextDecoder();
 
@@ -72,38 +97,47 @@ async function startPostgres(): Promise<{ url: string; stop: () => Promise<void>
   };
 }
 
-async function run(shape: string, store: string, pgUrl: string): Promise<Result> {
+/** Runs a bench `script` on `store`; returns the JSON of its `<marker> {…}` line. */
+async function runBench<T>(
+  script: string,
+  args: string[],
+  store: string,
+  pgUrl: string,
+  marker: string,
+): Promise<T> {
   // permissions: not the shipped command: the load generator (it starts the server itself with
   // the shipped set, tests/bench/_load_util.ts) and reads /proc of the server and PostgreSQL.
   const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      LOAD,
-      "--seconds",
-      flags.seconds,
-      "--store",
-      store,
-      ...SHAPES[shape].args,
-    ],
+    args: ["run", "-A", script, "--store", store, ...args],
     env: { NIXMSG_BENCH_POSTGRES_URL: pgUrl },
     stderr: "inherit",
   }).output();
   const text = dec.decode(out.stdout);
-  console.log(text.split("\n").filter((l) => !l.startsWith("messaging_load_json")).join("\n"));
-  const line = text.split("\n").find((l) => l.startsWith("messaging_load_json "));
-  if (line === undefined) throw new Error(`${shape}/${store}: messaging_load printed no summary`);
-  return JSON.parse(line.slice("messaging_load_json ".length)) as Result;
+  console.log(text.split("\n").filter((l) => !l.startsWith(marker)).join("\n"));
+  const line = text.split("\n").find((l) => l.startsWith(`${marker} `));
+  if (line === undefined) throw new Error(`${script} on ${store} printed no summary`);
+  return JSON.parse(line.slice(marker.length + 1)) as T;
 }
 
 const pg = await startPostgres();
 const results: { shape: string; r: Result }[] = [];
+const fanouts: FanoutResult[] = [];
 try {
   for (let i = 0; i < Number(flags.runs); i++) {
     for (const shape of flags.shapes.split(",")) {
-      if (!(shape in SHAPES)) throw new Error(`unknown shape ${shape}`);
+      if (shape !== "fanout" && !(shape in SHAPES)) throw new Error(`unknown shape ${shape}`);
       for (const store of ["sqlite", "postgres"]) {
-        results.push({ shape, r: await run(shape, store, pg.url) });
+        if (shape === "fanout") {
+          fanouts.push(
+            await runBench(GROUP_FANOUT, FANOUT.args(), store, pg.url, "group_fanout_json"),
+          );
+          continue;
+        }
+        const args = ["--seconds", flags.seconds, ...SHAPES[shape].args];
+        results.push({
+          shape,
+          r: await runBench(LOAD, args, store, pg.url, "messaging_load_json"),
+        });
       }
     }
   }
@@ -112,20 +146,39 @@ try {
 }
 
 const f0 = (x: number) => x.toFixed(0);
-console.log(
-  "\n| shape | store | msg/s | resp p99 ms | deliver p50 / p99 ms | receipt p99 ms | server µs/msg | PostgreSQL µs/msg | total µs/msg | failures | load avg at start |",
-);
-console.log("| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --- |");
-for (const { shape, r } of results) {
+if (results.length > 0) {
   console.log(
-    `| ${SHAPES[shape].label} | ${r.store} | ${f0(r.msgPerSec)} | ${f0(r.respP99)} | ` +
-      `${f0(r.deliverP50)} / ${f0(r.deliverP99)} | ${f0(r.receiptP99)} | ${
-        f0(r.serverUsPerMsg)
-      } | ` +
-      `${r.store === "postgres" ? f0(r.pgUsPerMsg) : "–"} | ${
-        f0(r.serverUsPerMsg + r.pgUsPerMsg)
-      } | ` +
-      `${r.failures} | ${r.loadavgStart.split(" ")[0]} |`,
+    "\n| shape | store | msg/s | resp p99 ms | deliver p50 / p99 ms | receipt p99 ms | server µs/msg | PostgreSQL µs/msg | total µs/msg | failures | load avg at start |",
   );
+  console.log("| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --- |");
+  for (const { shape, r } of results) {
+    console.log(
+      `| ${SHAPES[shape].label} | ${r.store} | ${f0(r.msgPerSec)} | ${f0(r.respP99)} | ` +
+        `${f0(r.deliverP50)} / ${f0(r.deliverP99)} | ${f0(r.receiptP99)} | ${
+          f0(r.serverUsPerMsg)
+        } | ` +
+        `${r.store === "postgres" ? f0(r.pgUsPerMsg) : "–"} | ${
+          f0(r.serverUsPerMsg + r.pgUsPerMsg)
+        } | ` +
+        `${r.failures} | ${r.loadavgStart.split(" ")[0]} |`,
+    );
+  }
 }
-Deno.exit(results.every(({ r }) => r.failures === 0) ? 0 : 1);
+if (fanouts.length > 0) {
+  console.log(
+    `\n${FANOUT.label}, median of ${flags.rounds} rounds, ms from the send (CPU: ms per round)\n` +
+      "| store | resp | last msg | all acked | all receipts | all confirmed | server CPU | " +
+      "PostgreSQL CPU | failures | load avg at start |",
+  );
+  console.log("| --- | --: | --: | --: | --: | --: | --: | --: | --: | --- |");
+  for (const r of fanouts) {
+    console.log(
+      `| ${r.store} | ${f0(r.resp)} | ${f0(r.last)} | ${f0(r.acked)} | ${f0(r.receipted)} | ` +
+        `${f0(r.confirmed)} | ${f0(r.serverCpuMs)} | ` +
+        `${r.store === "postgres" ? f0(r.pgCpuMs) : "–"} | ${r.failures} | ` +
+        `${r.loadavgStart.split(" ")[0]} |`,
+    );
+  }
+}
+const clean = results.every(({ r }) => r.failures === 0) && fanouts.every((r) => r.failures === 0);
+Deno.exit(clean ? 0 : 1);

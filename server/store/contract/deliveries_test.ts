@@ -3,6 +3,7 @@ import { binaryArgs } from "../ops/_testing.ts";
 import {
   type ContractStore,
   contractTest,
+  countRows,
   deliveryLines,
   messageLine,
   quota,
@@ -187,3 +188,29 @@ contractTest("expiry ends unpushed deliveries past expire_at, within its limit",
   );
   assert.equal(await quota(s, "receiver", "b"), 1);
 });
+
+contractTest(
+  "acks of a group message in one turn: the last completes it and drops it",
+  async (s) => {
+    for (const id of ["a", "b", "c"]) await s.addEndpoint(id);
+    await s.addGroup("g", ["a", "b", "c"]);
+    for (const id of ["b", "c"]) await s.run("context.connected", { endpointId: id, connCode: id });
+    await s.run("context.configure", { recordRetentionDays: 0 });
+    const m = await s.run("message.submit", binaryArgs("m", { toKind: "group", toId: "g" }));
+    assert.equal(m.state, "dispatched");
+    const [b, c] = await Promise.all(
+      ["b", "c"].map((id) => s.run("delivery.ack", { endpointId: id, from: "a", id: "m" }, T0 + 5)),
+    );
+    assert.deepEqual([b.completed, c.completed], [false, true]);
+    assert.deepEqual(
+      [...b.receipts, ...c.receipts].map((r) => `${r.endpointId}:${r.state}:${r.atMs}`),
+      ["b:accepted:" + (T0 + 5), "c:accepted:" + (T0 + 5)],
+    );
+    assert.ok(c.receipts[0].receiptId > b.receipts[0].receiptId);
+    assert.deepEqual(await receiptLines(s), ["a>m:b:accepted:", "a>m:c:accepted:"]);
+    for (const table of ["messages", "message_bodies", "deliveries"]) {
+      assert.equal(await countRows(s, table), 0, table);
+    }
+    assert.equal(await quota(s, "sender", "a"), 0);
+  },
+);

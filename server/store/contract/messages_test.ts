@@ -137,6 +137,23 @@ contractTest("the sender quota counts unfinished messages and 0 means unlimited"
   assert.equal(await quota(s, "sender", "a"), 3);
 });
 
+contractTest("a limit changed after a submit in the same turn does not apply to it", async (s) => {
+  await s.addEndpoint("a");
+  await s.addEndpoint("b");
+  await s.run("context.configure", { maxPendingPerSender: 1 });
+  const later = { sendAt: T0 + 60_000 };
+  await s.run("message.submit", req(later));
+  // Queued together: the submit runs first, under the limit of 1, whatever the store does.
+  const [refused, raised] = await Promise.allSettled([
+    s.codeOf("message.submit", req(later)),
+    s.run("context.configure", { maxPendingPerSender: 0 }),
+  ]);
+  assert.deepEqual(refused, { status: "fulfilled", value: "quota_exceeded" });
+  assert.equal(raised.status, "fulfilled");
+  assert.equal(await quota(s, "sender", "a"), 1);
+  assert.equal(await s.codeOf("message.submit", req(later)), "ok");
+});
+
 contractTest("a full receiver queue rejects the delivery with queue_full", async (s) => {
   await s.addEndpoint("a");
   await s.addEndpoint("b");

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { binaryArgs, T0 } from "../ops/_testing.ts";
-import type { PgTx } from "./op.ts";
-import { newPgOpsContext, txOn } from "./op.ts";
+import { newPgOpsContext, runOpOn } from "./op.ts";
 import { pgOps } from "./ops/mod.ts";
 import { pgIgnored, pgTestDb } from "./_testing.ts";
 import { PgWriter } from "./writer.ts";
@@ -56,8 +55,13 @@ Deno.test({
     try {
       await execScript(held, "BEGIN");
       const holder = await backendPid(held);
-      const t: PgTx = txOn(held, newPgOpsContext());
-      const first = await pgOps["message.submit"](t, binaryArgs("first"), T0);
+      const first = await runOpOn(
+        held,
+        newPgOpsContext(),
+        pgOps["message.submit"],
+        binaryArgs("first"),
+        T0,
+      );
       let secondSettled = false;
       const second = writer.run("message.submit", binaryArgs("second")).then((r) => {
         secondSettled = true;
@@ -90,8 +94,10 @@ Deno.test({
       const held = await other.reserve();
       await execScript(held, "BEGIN");
       const holder = await backendPid(held);
-      const winner = await pgOps["message.submit"](
-        txOn(held, newPgOpsContext()),
+      const winner = await runOpOn(
+        held,
+        newPgOpsContext(),
+        pgOps["message.submit"],
         binaryArgs("same", { sendAt: T0 + 60_000 }),
         T0,
       );
@@ -135,8 +141,10 @@ Deno.test({
       await execScript(h1, "BEGIN");
       await execScript(h2, "BEGIN");
       const claim = (h: typeof h1, conn: string) =>
-        pgOps["delivery.claim"](
-          txOn(h, db.ctx),
+        runOpOn(
+          h,
+          db.ctx,
+          pgOps["delivery.claim"],
           { endpointId: "b", connCode: conn, limit: 4 },
           T0,
         );

@@ -81,10 +81,14 @@ export function execScript(conn: PgPool | PgConnection, text: string): Promise<u
  * later statements are pipelined behind it. Await the result to see its error; until then a
  * failure is not reported as unhandled.
  */
-export function sendNow(conn: PgConnection, text: string): Promise<unknown> {
+export function sendNow<T = Row>(
+  conn: PgConnection,
+  text: string,
+  params: readonly unknown[] = [],
+): Promise<Rows<T>> {
   // The extended protocol: the driver pipelines it. A simple-protocol query waits for every
   // earlier answer first, which made a savepoint cost a round trip (5x slower batches).
-  const q = query(conn, text);
+  const q = query<T>(conn, text, params);
   q.catch(() => {});
   return q;
 }

@@ -2,7 +2,7 @@ import type { Logger } from "../../log/log.ts";
 import { fromWireError, type OpArgs, OpError, type OpResult, toWireError } from "../op.ts";
 import type { Ops } from "../ops/mod.ts";
 import type { CommitInfo } from "../writer.ts";
-import { type PgOp, type PgOpsContext, txOn } from "./op.ts";
+import { copyPgOpsContext, OpTx, type PgOp, type PgOpsContext, restorePgOpsContext } from "./op.ts";
 import { execScript, type PgConnection, type PgPool, query, sendNow } from "./sql.ts";
 
 /** A table of PostgreSQL ops by name, such as `pgOps` in `ops/mod.ts`. */
@@ -33,18 +33,41 @@ interface Queued {
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: OpError };
 
+/** The place of a sealed op's answer until it is settled. */
+const NOT_YET: Settled = { ok: true, value: undefined };
+
+/** The pipelined attempt cannot answer every op alone: run the batch again one at a time. */
+class RunAgainOneByOne extends Error {}
+
+function runAgain(cause: unknown): RunAgainOneByOne {
+  return new RunAgainOneByOne(cause instanceof Error ? cause.message : String(cause), { cause });
+}
+
 /**
  * The PostgreSQL twin of the SQLite writer (DESIGN "The writer", spec 7.2): ops queued while no
  * batch runs start one at once; ops queued during a batch form the next one (DESIGN 12). A batch
- * is one transaction on one connection; each op runs inside `SAVEPOINT op`, so an op that throws
- * (a refusal, an `OpError`, or a statement error) is rolled back alone while its batch mates
- * commit. No op is settled before the COMMIT; when BEGIN, a savepoint or the COMMIT fails, every
- * op of the batch is rejected with `busy` (nothing of it is durable), as the SQLite writer does.
+ * is one transaction on one connection; an op that throws (a refusal, an `OpError`, or a
+ * statement error) is rolled back alone while its batch mates commit (below: how). No op is
+ * settled before the COMMIT; when BEGIN, a savepoint or the COMMIT fails, every op of the batch
+ * is rejected with `busy` (nothing of it is durable), as the SQLite writer does.
  * `synchronous_commit` is forced on for the store's connections (`sql.ts`).
  *
  * Every op is guarded: PostgreSQL aborts the whole transaction on any statement error, so the
- * SQLite runner's unguarded ops would buy nothing here. The savepoint statements are pipelined
- * with the op's own, so a savepoint costs no round trip of its own.
+ * SQLite runner's unguarded ops would buy nothing here.
+ *
+ * Statements and round trips: a batch is first run pipelined, without savepoints. Every write
+ * an op does not need the answer of (`PgTx.send`) goes out without waiting, so the batch waits
+ * only for the statements whose answers decide what an op does next; and an op that seals itself
+ * (`PgTx.seal`: all its statements sent before its first await) does not hold the next op up
+ * at all, so a run of such ops costs one round trip. Each statement still runs after every
+ * statement of the ops before it, as when the ops run one after another. An op that refuses before
+ * it changed anything is answered with its refusal (there is nothing to roll back). Any other
+ * failure (a refusal after a change, a statement error, a failed statement nobody waited for)
+ * cannot be rolled back for that op alone without savepoints, so the transaction is rolled back,
+ * the live-connection context put back as it was, and the batch runs again one op at a time,
+ * each in `SAVEPOINT op` and each statement waiting for the one before (the runner this class
+ * had before), which rolls the failing op back alone. Either way nothing is settled before the
+ * COMMIT.
  */
 export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
   #sql: PgPool;
@@ -166,7 +189,7 @@ export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
     let settled: Settled[];
     try {
       conn = await this.#reserve();
-      settled = await this.#attempt(conn, batch);
+      settled = await this.#attemptTwice(conn, batch);
     } catch (err) {
       // BEGIN, a savepoint or COMMIT failed, or the connection broke: nothing of this batch is
       // durable, so nothing succeeds (spec 7.8: busy, and readiness fails until a commit).
@@ -194,6 +217,23 @@ export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
     this.#notify({ ops: batch.length, ms: performance.now() - started, ok: true });
   }
 
+  /** The batch pipelined; when that cannot tell whose statement failed, one at a time. */
+  async #attemptTwice(conn: PgConnection, batch: Queued[]): Promise<Settled[]> {
+    const before = copyPgOpsContext(this.#ctx);
+    try {
+      return await this.#attempt(conn, batch, true);
+    } catch (err) {
+      if (!(err instanceof RunAgainOneByOne)) throw err;
+      await query(conn, "ROLLBACK");
+      restorePgOpsContext(this.#ctx, before);
+      this.#log?.debug("Write batch runs again one op at a time", {
+        ops: batch.length,
+        error: err.message,
+      });
+      return await this.#attempt(conn, batch, false);
+    }
+  }
+
   /** A reserved connection, or an error after `reserveTimeoutMs` (a late one is released). */
   #reserve(): Promise<PgConnection> {
     const reserving = this.#sql.reserve();
@@ -207,13 +247,24 @@ export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
     return Promise.race([reserving, late]).finally(() => clearTimeout(timer));
   }
 
-  /** BEGIN, every op in its savepoint, COMMIT; throws when the transaction is lost. */
-  async #attempt(conn: PgConnection, batch: Queued[]): Promise<Settled[]> {
-    const tx = txOn(conn, this.#ctx);
+  /**
+   * BEGIN, every op, COMMIT; throws when the transaction is lost.
+   *
+   * Pipelined: no savepoints. An op that refuses (`OpError`) while clean (nothing of it changed
+   * anything, `OpTx.dirty`) is answered with its refusal and the batch goes on; any other
+   * failure (a refusal after a change, a statement error, a failed statement that nobody waited
+   * for) throws {@link RunAgainOneByOne}. One at a time: each op in `SAVEPOINT op`, rolled back
+   * alone when it fails.
+   */
+  async #attempt(conn: PgConnection, batch: Queued[], pipelined: boolean): Promise<Settled[]> {
+    // Statements nobody waited for: BEGIN, savepoint releases, the ops' sends (pipelined).
     const inflight: Promise<unknown>[] = [sendNow(conn, "BEGIN")];
     const settled: Settled[] = [];
+    const sealed: (() => Promise<void>)[] = [];
     for (const item of batch) {
-      const op = Object.hasOwn(this.#ops, item.op) ? this.#ops[item.op] : undefined;
+      const op = Object.hasOwn(this.#ops, item.op)
+        ? this.#ops[item.op] as PgOp<unknown, unknown>
+        : undefined;
       if (op === undefined) {
         settled.push({
           ok: false,
@@ -221,29 +272,92 @@ export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
         });
         continue;
       }
-      const savepoint = sendNow(conn, "SAVEPOINT op");
+      const tx = new OpTx(conn, this.#ctx, { pipelined });
+      if (!pipelined) {
+        settled.push(await this.#runInSavepoint(conn, tx, op, item, inflight));
+        continue;
+      }
+      // The op's statements up to its first await go out now, behind the earlier ops'.
+      let running: Promise<unknown>;
       try {
-        const value = await (op as PgOp<unknown, unknown>)(tx, item.args, item.now);
-        await savepoint;
-        // Pipelined with the next op's statements; its failure fails the batch below.
-        inflight.push(sendNow(conn, "RELEASE SAVEPOINT op"));
-        settled.push({ ok: true, value });
+        running = op(tx, item.args, item.now);
       } catch (err) {
-        // A broken connection or a lost transaction makes these throw: the batch fails.
-        await Promise.all(inflight);
-        await savepoint;
-        await query(conn, "ROLLBACK TO SAVEPOINT op");
-        inflight.push(sendNow(conn, "RELEASE SAVEPOINT op"));
-        settled.push({ ok: false, error: fromWireError(toWireError(err), item.op) });
+        running = Promise.reject(err);
+      }
+      running.catch(() => {}); // settled below
+      if (tx.sealed) {
+        // No more statements will come from it: the next op need not wait for its answers.
+        const at = settled.push(NOT_YET) - 1;
+        sealed.push(async () => {
+          settled[at] = await this.#settlePipelined(tx, running, item, inflight);
+        });
+      } else {
+        settled.push(await this.#settlePipelined(tx, running, item, inflight));
       }
     }
-    await Promise.all(inflight);
+    for (const settle of sealed) await settle();
+    if (pipelined) {
+      const failed = (await Promise.allSettled(inflight)).find((r) => r.status === "rejected");
+      if (failed !== undefined) throw runAgain((failed as PromiseRejectedResult).reason);
+    } else {
+      await Promise.all(inflight);
+    }
     const commit = await query(conn, "COMMIT");
     // COMMIT of an aborted transaction answers ROLLBACK instead of failing.
     if (commit.command !== undefined && commit.command !== "COMMIT") {
       throw new Error(`COMMIT answered ${commit.command}`);
     }
     return settled;
+  }
+
+  /** The answer of one op of a pipelined attempt (see `#attempt`). */
+  async #settlePipelined(
+    tx: OpTx,
+    running: Promise<unknown>,
+    item: Queued,
+    inflight: Promise<unknown>[],
+  ): Promise<Settled> {
+    try {
+      const value = await running;
+      tx.end();
+      inflight.push(...tx.issued);
+      return { ok: true, value };
+    } catch (err) {
+      tx.end();
+      const failed = (await Promise.allSettled(tx.issued)).find((r) => r.status === "rejected");
+      if (failed !== undefined) throw runAgain((failed as PromiseRejectedResult).reason);
+      if (!(err instanceof OpError) || tx.dirty) throw runAgain(err);
+      return { ok: false, error: fromWireError(toWireError(err), item.op) };
+    }
+  }
+
+  /** One op of a one-at-a-time attempt, in its own savepoint (see `#attempt`). */
+  async #runInSavepoint(
+    conn: PgConnection,
+    tx: OpTx,
+    op: PgOp<unknown, unknown>,
+    item: Queued,
+    inflight: Promise<unknown>[],
+  ): Promise<Settled> {
+    const savepoint = sendNow(conn, "SAVEPOINT op");
+    try {
+      const value = await op(tx, item.args, item.now);
+      await tx.settle();
+      tx.end();
+      await savepoint;
+      // Pipelined with the next op's statements; its failure fails the batch.
+      inflight.push(sendNow(conn, "RELEASE SAVEPOINT op"));
+      return { ok: true, value };
+    } catch (err) {
+      tx.end();
+      // The op's own statements answer first (its failed sends are its failure). A broken
+      // connection or a lost transaction makes the others throw: the batch fails.
+      await Promise.allSettled(tx.issued);
+      await Promise.all([...inflight, savepoint]);
+      await query(conn, "ROLLBACK TO SAVEPOINT op");
+      inflight.push(sendNow(conn, "RELEASE SAVEPOINT op"));
+      return { ok: false, error: fromWireError(toWireError(err), item.op) };
+    }
   }
 
   #notify(info: CommitInfo): void {

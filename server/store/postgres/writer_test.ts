@@ -14,7 +14,15 @@ const SETUP = `CREATE TABLE items (k TEXT PRIMARY KEY, v INTEGER NOT NULL);
   CREATE TABLE parents (id INTEGER PRIMARY KEY);
   CREATE TABLE children (id INTEGER REFERENCES parents(id) DEFERRABLE INITIALLY DEFERRED)`;
 
+/** How many times `counted` ran: a batch that runs again runs it twice. */
+let runs = 0;
+
 const testOps = {
+  counted: (_t: PgTx, _a: Record<string, never>) => Promise.resolve(++runs),
+  readThenRefuse: async (t: PgTx, _a: Record<string, never>) => {
+    await t.q("SELECT count(*) FROM items");
+    throw new OpError("not_found");
+  },
   put: async (t: PgTx, a: { k: string; v: number }) => {
     await t.q("INSERT INTO items (k, v) VALUES ($1, $2)", [a.k, a.v]);
     return (await t.q<{ x: string }>("SELECT txid_current()::text AS x"))[0].x;
@@ -31,17 +39,38 @@ const testOps = {
   orphan: async (t: PgTx, _a: Record<string, never>) => {
     await t.q("INSERT INTO children (id) VALUES (42)");
   },
+  /** A write sent without waiting, then a read that must see it. */
+  sendThenRead: async (t: PgTx, a: { k: string }) => {
+    t.send("INSERT INTO items (k, v) VALUES ($1, 0)", [a.k]);
+    return (await t.q<{ n: number }>("SELECT count(*)::int AS n FROM items WHERE k = $1", [a.k]))[0]
+      .n;
+  },
+  /** A write sent without waiting, and nothing after it: only the runner sees its failure. */
+  sendOnly: (t: PgTx, a: { k: string }) => {
+    t.send("INSERT INTO items (k, v) VALUES ($1, 0)", [a.k]);
+    return Promise.resolve("sent");
+  },
+  /** Adds a connection to the context: run twice without the context put back, it adds two. */
+  connectOnce: (t: PgTx, _a: Record<string, never>) => {
+    const codes = t.ctx.connections.get("e") ?? new Set<string>();
+    codes.add(`c${codes.size}`);
+    t.ctx.connections.set("e", codes);
+    t.ctx.connected.add("e");
+    return Promise.resolve(codes.size);
+  },
 };
 
 async function setup() {
   const db = await pgTestDb({ migrate: false });
   await execScript(db.sql, SETUP);
   const writer = new PgWriter(db.sql, testOps, db.ctx);
+  const ctx = db.ctx;
   const reader = connectPostgres({ url: db.url, schema: db.schema, max: 1 });
   const keys = async () =>
     (await query<{ k: string }>(reader, "SELECT k FROM items ORDER BY k")).map((r) => r.k);
   return {
     writer,
+    ctx,
     keys,
     async done() {
       await writer.close();
@@ -90,6 +119,90 @@ Deno.test({
       assert.ok(bad.status === "rejected" && bad.reason instanceof OpError);
       assert.equal(bad.reason.code, "busy");
       assert.deepEqual(await s.keys(), ["a", "b"]);
+      assert.equal(s.writer.healthy, true);
+    } finally {
+      await s.done();
+    }
+  },
+});
+
+Deno.test({
+  name: "PgWriter sends an op's unawaited writes ahead of its later statements",
+  ignore: pgIgnored(),
+  fn: async () => {
+    const s = await setup();
+    try {
+      const [a, b] = await Promise.all([
+        s.writer.run("sendThenRead", { k: "a" }),
+        s.writer.run("sendOnly", { k: "b" }),
+      ]);
+      assert.deepEqual([a, b], [1, "sent"]);
+      assert.equal(s.writer.commits, 1);
+      assert.deepEqual(await s.keys(), ["a", "b"]);
+    } finally {
+      await s.done();
+    }
+  },
+});
+
+Deno.test({
+  name: "PgWriter answers a refusal before any change in the batch, and runs it again after one",
+  ignore: pgIgnored(),
+  fn: async () => {
+    const s = await setup();
+    try {
+      runs = 0;
+      const clean = await Promise.allSettled([
+        s.writer.run("counted", {}),
+        s.writer.run("put", { k: "a", v: 1 }),
+        s.writer.run("readThenRefuse", {}),
+      ]);
+      assert.deepEqual(clean.map((r) => r.status), ["fulfilled", "fulfilled", "rejected"]);
+      assert.equal((clean[2] as PromiseRejectedResult).reason.code, "not_found");
+      assert.equal(runs, 1, "nothing to roll back: the batch ran once");
+      const dirty = await Promise.allSettled([
+        s.writer.run("counted", {}),
+        s.writer.run("put", { k: "b", v: 1 }),
+        s.writer.run("putThenRefuse", { k: "refused" }),
+      ]);
+      assert.deepEqual(dirty.map((r) => r.status), ["fulfilled", "fulfilled", "rejected"]);
+      assert.equal((dirty[2] as PromiseRejectedResult).reason.code, "conflict");
+      assert.equal(runs, 3, "a refusal after a write: the batch ran again, one op at a time");
+      assert.deepEqual(await s.keys(), ["a", "b"]);
+      assert.equal(s.writer.commits, 2);
+    } finally {
+      await s.done();
+    }
+  },
+});
+
+Deno.test({
+  name: "PgWriter runs a batch again one op at a time when an unawaited write fails",
+  ignore: pgIgnored(),
+  fn: async () => {
+    const s = await setup();
+    try {
+      await s.writer.run("put", { k: "taken", v: 0 });
+      const [connected, a, dup, b] = await Promise.allSettled([
+        s.writer.run("connectOnce", {}),
+        s.writer.run("put", { k: "a", v: 1 }),
+        s.writer.run("sendOnly", { k: "taken" }), // fails only when its INSERT is answered
+        s.writer.run("sendThenRead", { k: "b" }),
+      ]);
+      // The failing op alone is rolled back; its batch mates commit once, in one transaction.
+      assert.ok(dup.status === "rejected" && dup.reason instanceof OpError);
+      assert.equal(dup.reason.code, "busy");
+      assert.deepEqual([connected.status, a.status, b.status], [
+        "fulfilled",
+        "fulfilled",
+        "fulfilled",
+      ]);
+      assert.equal(s.writer.commits, 2);
+      assert.deepEqual(await s.keys(), ["a", "b", "taken"]);
+      // The context was put back before the second run: one connection, not two.
+      assert.ok(connected.status === "fulfilled");
+      assert.equal(connected.value, 1);
+      assert.deepEqual([...s.ctx.connections.get("e")!], ["c0"]);
       assert.equal(s.writer.healthy, true);
     } finally {
       await s.done();

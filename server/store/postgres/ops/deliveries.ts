@@ -11,7 +11,7 @@ import type {
 import type { DeliveryState, MessageRow, ReceiptRow } from "../../ops/receipts.ts";
 import { OpError } from "../../op_error.ts";
 import type { PgTx } from "../op.ts";
-import { finalize, messageById, messageBySeq, noteReceipt } from "./receipts.ts";
+import { dropRecords, finalize, messageBySeq, messageColumns, noteReceipt } from "./receipts.ts";
 
 // One delivery's life after dispatch (spec 7.5, 7.6); the twin of server/store/ops/deliveries.ts.
 // Every change is a conditional UPDATE (compare-and-set on the state and the push mark).
@@ -38,8 +38,38 @@ const SQL_DELIVERY = `SELECT state, keep, expire_at, pushed_conn FROM deliveries
   WHERE seq = $1 AND endpoint_id = $2`;
 const SQL_END_PUSHED = `UPDATE deliveries SET state = $1, reason = $2, updated_at = $3
   WHERE seq = $4 AND endpoint_id = $5 AND state = 'pending' AND pushed_conn = $6`;
-const SQL_ACCEPT = `UPDATE deliveries SET state = 'accepted', reason = '', updated_at = $1
-  WHERE seq = $2 AND endpoint_id = $3 AND state = 'pending' RETURNING pushed_conn`;
+// `delivery.ack` in one statement: when the delivery is pending, the message found by its sender
+// and id, its delivery accepted, the receipt written (while the sender exists; its id from the
+// counter row, as SQL_INSERT_RECEIPT of receipts.ts), the message completed when no other
+// delivery is pending and its body dropped (as `finalize`). Every part sees the statement's
+// snapshot, where this delivery is still pending: hence `o.endpoint_id <> $4`. The message is
+// looked up first (a subquery), so the delivery is found by its primary key, not among the
+// endpoint's pending ones. Otherwise (no row of `acc`) what the ack answers instead: whether the
+// message exists and its delivery's state.
+const SQL_ACCEPT = `WITH acc AS (
+    UPDATE deliveries d SET state = 'accepted', reason = '', updated_at = $1
+    FROM messages m
+    WHERE d.seq = (SELECT seq FROM messages WHERE sender_id = $2 AND id = $3)
+      AND d.endpoint_id = $4 AND d.state = 'pending' AND m.seq = d.seq
+    RETURNING d.pushed_conn, ${messageColumns("m.")}),
+  c AS (UPDATE id_counters SET n = n + 1 WHERE name = 'receipts'
+      AND EXISTS (SELECT 1 FROM acc WHERE acc.receipt = 1)
+      AND EXISTS (SELECT 1 FROM endpoints WHERE id = $2) RETURNING n),
+  r AS (INSERT INTO receipts (receipt_id, sender_id, msg_id, endpoint_id, state, reason,
+      created_at, acked) SELECT c.n, $2::text, $3::text, $4::text, 'accepted', '', $1::bigint, 0
+    FROM c RETURNING receipt_id),
+  done AS (UPDATE messages x SET state = 'completed' FROM acc
+    WHERE x.seq = acc.seq AND x.state = 'dispatched'
+      AND NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.seq = acc.seq AND o.state = 'pending'
+        AND o.endpoint_id <> $4)
+    RETURNING x.seq),
+  b AS (DELETE FROM message_bodies WHERE seq IN (SELECT seq FROM done))
+  SELECT acc.*, (SELECT receipt_id FROM r) AS receipt_id,
+    EXISTS (SELECT 1 FROM done) AS completed,
+    EXISTS (SELECT 1 FROM messages WHERE sender_id = $2 AND id = $3) AS found,
+    (SELECT state FROM deliveries WHERE endpoint_id = $4
+      AND seq = (SELECT seq FROM messages WHERE sender_id = $2 AND id = $3)) AS prior_state
+  FROM (SELECT 1) AS one LEFT JOIN acc ON true`;
 const SQL_EXPIRABLE = `SELECT seq, endpoint_id, keep FROM deliveries
   WHERE state = 'pending' AND expire_at <= $1 AND pushed_conn IS NULL
   ORDER BY expire_at LIMIT $2 FOR UPDATE SKIP LOCKED`;
@@ -145,41 +175,73 @@ export async function ackTimeout(
   return { outcome, ...base };
 }
 
-/** `delivery.ack` (spec 6.3, 7.6). @throws {OpError} `not_found`. */
-export async function ackDelivery(t: PgTx, args: AckArgs, now: number): Promise<AckResult> {
-  const r = await ackOne(t, args, now);
-  if (args.claim === undefined) return { ...r, claimed: [] };
-  const { connCode, limit } = args.claim;
-  return {
-    ...r,
-    ...(await claimDeliveries(t, { endpointId: args.endpointId, connCode, limit }, now)),
-  };
-}
+/** What {@link SQL_ACCEPT} answers: the message's columns are null when nothing was accepted. */
+type AcceptRow = { [K in keyof MessageRow]: MessageRow[K] | null } & {
+  pushed_conn: string | null;
+  receipt_id: number | null;
+  completed: boolean;
+  found: boolean;
+  prior_state: DeliveryState | null;
+};
 
-async function ackOne(t: PgTx, args: AckArgs, now: number): Promise<Omit<AckResult, "claimed">> {
-  const msg = await messageById(t, args.from, args.id);
-  if (msg === undefined) throw new OpError("not_found");
-  const accepted = (await t.q<{ pushed_conn: string | null }>(SQL_ACCEPT, [
-    now,
-    msg.seq,
-    args.endpointId,
-  ]))[0];
-  if (accepted !== undefined) {
-    const receipts: ReceiptRow[] = [];
-    await noteReceipt(t, receipts, msg, args.endpointId, "accepted", "", now);
-    const completed = await finalize(t, msg.seq);
-    return {
-      result: "accepted",
-      changed: true,
-      receipts,
-      wasPushedTo: accepted.pushed_conn,
-      completed,
-    };
+/**
+ * `delivery.ack` (spec 6.3, 7.6). @throws {OpError} `not_found`. {@link SQL_ACCEPT}, and the
+ * claim behind it (the SQLite op claims after the ack): one round trip, and with records kept
+ * nothing follows the answers, so a pipelined batch goes on at once (`seal`).
+ */
+export async function ackDelivery(t: PgTx, args: AckArgs, now: number): Promise<AckResult> {
+  const accepting = t.q<AcceptRow>(
+    SQL_ACCEPT,
+    [now, args.from, args.id, args.endpointId],
+    (rows) => rows[0].seq !== null,
+  );
+  const claiming = args.claim === undefined
+    ? Promise.resolve({ claimed: [] })
+    : claimDeliveries(t, {
+      endpointId: args.endpointId,
+      connCode: args.claim.connCode,
+      limit: args.claim.limit,
+    }, now);
+  claiming.catch(() => {}); // awaited below unless the accept fails first
+  // Read now: the answers are read after later ops of a pipelined batch ran.
+  const retentionDays = t.ctx.limits.recordRetentionDays;
+  if (retentionDays !== 0) t.seal(); // else `dropRecords` follows
+  const [row] = await accepting;
+  if (row.seq === null) {
+    if (!row.found || row.prior_state === null) throw new OpError("not_found");
+    if (row.prior_state === "pending") {
+      throw new Error("Delivery stayed pending after a conditional accept");
+    }
+    const unchanged = { changed: false, receipts: [], wasPushedTo: null, completed: false };
+    return { result: row.prior_state, ...unchanged, ...(await claiming) };
   }
-  const d = (await t.q<{ state: DeliveryState }>(SQL_DELIVERY, [msg.seq, args.endpointId]))[0];
-  if (d === undefined) throw new OpError("not_found");
-  if (d.state === "pending") throw new Error("Delivery stayed pending after a conditional accept");
-  return { result: d.state, changed: false, receipts: [], wasPushedTo: null, completed: false };
+  const {
+    pushed_conn: wasPushedTo,
+    receipt_id: receiptId,
+    completed,
+    found: _found,
+    prior_state: _prior,
+    ...columns
+  } = row;
+  const msg = columns as MessageRow;
+  if (completed) dropRecords(t, msg.seq, retentionDays);
+  const receipts: ReceiptRow[] = receiptId === null ? [] : [{
+    receiptId,
+    senderId: msg.sender_id,
+    msgId: msg.id,
+    endpointId: args.endpointId,
+    state: "accepted",
+    reason: "",
+    atMs: now,
+  }];
+  return {
+    result: "accepted",
+    changed: true,
+    receipts,
+    wasPushedTo,
+    completed,
+    ...(await claiming),
+  };
 }
 
 /** `delivery.expire` (spec 7.5 清理循环). */
@@ -215,9 +277,16 @@ export async function expireDeliveries(
   return { changed, receipts };
 }
 
+/** `delivery.claim` as an op: one statement, sealed (see `PgTx.seal`). */
+function claimOp(t: PgTx, args: ClaimArgs, now: number): Promise<{ claimed: ClaimedDelivery[] }> {
+  const claiming = claimDeliveries(t, args, now);
+  t.seal();
+  return claiming;
+}
+
 /** The delivery ops. */
 export const pgDeliveryOps = {
-  "delivery.claim": claimDeliveries,
+  "delivery.claim": claimOp,
   "delivery.unmark": unmarkDelivery,
   "delivery.reject_too_large": rejectTooLarge,
   "delivery.ack_timeout": ackTimeout,

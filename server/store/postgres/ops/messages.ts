@@ -11,7 +11,7 @@ import type {
 import { recallResult, sameBytes } from "../../ops/messages.ts";
 import type { MessageRow, MessageState, ReceiptRow } from "../../ops/receipts.ts";
 import { OpError } from "../../op_error.ts";
-import type { PgTx } from "../op.ts";
+import type { PgOpsContext, PgTx } from "../op.ts";
 import {
   completeEarly,
   countDeliveries,
@@ -22,6 +22,7 @@ import {
 } from "./receipts.ts";
 import { checkTalk, writeReplyGrant } from "./talk.ts";
 import { claimDeliveries } from "./deliveries.ts";
+import type { ClaimedDelivery } from "../../ops/deliveries.ts";
 
 // Submit, dispatch and recall of messages (spec 7.3, 7.4, 6.4 / 7.6 撤回); the twin of
 // server/store/ops/messages.ts.
@@ -36,7 +37,8 @@ const SQL_SEND_KEY_AND_MESSAGE = `SELECT k.request_sha256, k.created_at, m.seq, 
 const SQL_SUBMIT_FACTS = `SELECT k.request_sha256, k.created_at, m.seq, m.send_at, m.state,
     t.id AS target_id, t.enabled AS target_enabled, t.offline_since AS target_offline_since,
     t.talk_hash AS target_talk_hash, g.id AS group_id, gm.endpoint_id AS member_id,
-    s.talk_hash AS sender_talk_hash, coalesce(q.n, 0) AS sender_pending
+    s.talk_hash AS sender_talk_hash, coalesce(q.n, 0) AS sender_pending,
+    coalesce(qt.n, 0) AS target_pending
   FROM (SELECT 1) AS one
   LEFT JOIN send_keys k ON k.sender_id = $1 AND k.msg_id = $2
   LEFT JOIN messages m ON m.sender_id = $1 AND m.id = $2
@@ -44,30 +46,59 @@ const SQL_SUBMIT_FACTS = `SELECT k.request_sha256, k.created_at, m.seq, m.send_a
   LEFT JOIN groups g ON $3 = 'group' AND g.id = $4
   LEFT JOIN group_members gm ON gm.group_id = g.id AND gm.endpoint_id = $1
   LEFT JOIN endpoints s ON s.id = $1
-  LEFT JOIN quota_counts q ON q.kind = 'sender' AND q.id = $1`;
+  LEFT JOIN quota_counts q ON q.kind = 'sender' AND q.id = $1
+  LEFT JOIN quota_counts qt ON qt.kind = 'receiver' AND qt.id = t.id`;
 const SQL_GROUP_EXISTS = "SELECT 1 AS found FROM groups WHERE id = $1";
 const SQL_IS_MEMBER =
   "SELECT 1 AS found FROM group_members WHERE group_id = $1 AND endpoint_id = $2";
-const SQL_QUOTA_COUNT = "SELECT n FROM quota_counts WHERE kind = $1 AND id = $2";
 // seq from its counter row, locked to COMMIT: seqs grow in commit order (schema_v1.ts).
-// The message and its body in one statement.
-const SQL_INSERT_MESSAGE = `WITH c AS (
-    UPDATE id_counters SET n = n + 1 WHERE name = 'messages' RETURNING n),
+// The message and its body in one statement. `keyed`: the send key first (parameter 15: the
+// fingerprint) and nothing at all when the key exists; and, when parameter 16 names the target,
+// its pending delivery (parameter 17: its expire_at) as `dispatch` would write it.
+function insertMessageSql(keyed: boolean): string {
+  const key = keyed
+    ? `k AS (INSERT INTO send_keys (sender_id, msg_id, request_sha256, created_at)
+      VALUES ($2, $1, $15, $13) ON CONFLICT (sender_id, msg_id) DO NOTHING RETURNING 1),
+    `
+    : "";
+  const delivery = keyed
+    ? `,
+  d AS (INSERT INTO deliveries (seq, endpoint_id, send_at, keep, state, reason, expire_at,
+      attempts, updated_at)
+    SELECT m.seq, $16::text, $8::bigint, $9::int, 'pending', '', $17::bigint, 0, $13::bigint
+    FROM m WHERE $16::text IS NOT NULL)`
+    : "";
+  return `WITH ${key}c AS (
+    UPDATE id_counters SET n = n + 1 WHERE name = 'messages'${
+    keyed ? " AND EXISTS (SELECT 1 FROM k)" : ""
+  } RETURNING n),
   m AS (INSERT INTO messages (seq, id, sender_id, dest_kind, dest_id, meta, content_type,
       body_enc, send_at, keep, ttl_seconds, receipt, state, reason, created_at)
     SELECT c.n, $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::bigint,
       $9::int, $10::bigint, $11::int, $12::text, '', $13::bigint FROM c
-    RETURNING seq)
+    RETURNING seq)${delivery}
   INSERT INTO message_bodies (seq, body) SELECT m.seq, $14::bytea FROM m RETURNING seq`;
+}
+const SQL_INSERT_MESSAGE = insertMessageSql(false);
+// The send key, the message and its body: no row when the key exists (another server's).
+const SQL_INSERT_KEYED_MESSAGE = insertMessageSql(true);
 // ON CONFLICT: a concurrent submit of the same (sender, id) by another server waits for that
 // one's COMMIT and then inserts nothing; the op answers from the row it committed.
 const SQL_INSERT_SEND_KEY = `INSERT INTO send_keys (sender_id, msg_id, request_sha256, created_at)
   VALUES ($1, $2, $3, $4) ON CONFLICT (sender_id, msg_id) DO NOTHING`;
 const SQL_MARK_DISPATCHED =
   "UPDATE messages SET state = 'dispatched' WHERE seq = $1 AND state = 'scheduled'";
-const SQL_ENDPOINT_RECIPIENT = "SELECT id, enabled, offline_since FROM endpoints WHERE id = $1";
-const SQL_GROUP_RECIPIENTS = `SELECT e.id, e.enabled, e.offline_since FROM group_members gm
+// With each recipient's pending count (the quota of spec 7.3): one dispatch gives a recipient
+// one delivery, so the count read here stays exact while its deliveries are written.
+const SQL_ENDPOINT_RECIPIENT = `SELECT e.id, e.enabled, e.offline_since,
+    coalesce(q.n, 0) AS pending
+  FROM endpoints e LEFT JOIN quota_counts q ON q.kind = 'receiver' AND q.id = e.id
+  WHERE e.id = $1`;
+const SQL_GROUP_RECIPIENTS = `SELECT e.id, e.enabled, e.offline_since,
+    coalesce(q.n, 0) AS pending
+  FROM group_members gm
   JOIN endpoints e ON e.id = gm.endpoint_id
+  LEFT JOIN quota_counts q ON q.kind = 'receiver' AND q.id = e.id
   WHERE gm.group_id = $1 AND gm.endpoint_id <> $2 ORDER BY gm.endpoint_id`;
 const SQL_INSERT_DELIVERY = `INSERT INTO deliveries (seq, endpoint_id, send_at, keep, state,
   reason, expire_at, attempts, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8)`;
@@ -84,6 +115,8 @@ interface Recipient {
   id: string;
   enabled: number;
   offline_since: number | null;
+  /** Its pending deliveries (trigger-kept `quota_counts`), read with the row. */
+  pending: number;
 }
 
 interface Target extends Recipient {
@@ -91,16 +124,113 @@ interface Target extends Recipient {
 }
 
 /** `message.submit` (spec 7.3); see `submitMessage` of the SQLite ops for the steps. */
-export async function submitMessage(
+export function submitMessage(t: PgTx, args: SubmitArgs, now: number): Promise<SubmitResult> {
+  return submitSpeculated(t, args, now) ?? submitInTurn(t, args, now);
+}
+
+async function submitInTurn(t: PgTx, args: SubmitArgs, now: number): Promise<SubmitResult> {
+  const r = await submitOnly(t, args, now);
+  return withClaim(r, args, claimAfter(t, args, now));
+}
+
+/** Claims for the direct message's target after the submit (issue 33), if asked to. */
+function claimAfter(
   t: PgTx,
   args: SubmitArgs,
   now: number,
+): Promise<{ claimed: ClaimedDelivery[] }> | null {
+  if (args.claim === undefined || args.toKind !== "endpoint") return null;
+  // After every check and write of the submit, as `delivery.claim` does.
+  return claimDeliveries(t, { endpointId: args.toId, ...args.claim }, now);
+}
+
+/** `r` with what {@link claimAfter} claimed. */
+async function withClaim(
+  r: SubmitResult,
+  args: SubmitArgs,
+  claiming: Promise<{ claimed: ClaimedDelivery[] }> | null,
 ): Promise<SubmitResult> {
-  const r = await submitOnly(t, args, now);
-  if (args.claim === undefined || args.toKind !== "endpoint") return r;
-  // After every check and write of the submit, as `delivery.claim` does (issue 33).
-  const { claimed } = await claimDeliveries(t, { endpointId: args.toId, ...args.claim }, now);
+  if (claiming === null) return r;
+  const { claimed } = await claiming;
   return { ...r, wake: r.wake.filter((id) => id !== args.toId), claimed };
+}
+
+/**
+ * A pipelined batch's submit of a message to an endpoint whose delivery's placement is known
+ * before reading (kept, or the target connected, or not due yet): the facts, the insert of key,
+ * message, body and delivery, and the claim, all sent at once (`seal`). The answers must then
+ * show that the steps of `submitOnly` would have written the same; when they do not (a refusal,
+ * a talk password, another placement), it throws and the batch runs again one op at a time,
+ * where this is not tried. Null (nothing sent) when it does not apply.
+ */
+function submitSpeculated(t: PgTx, args: SubmitArgs, now: number): Promise<SubmitResult> | null {
+  if (!t.speculative || args.toKind !== "endpoint") return null;
+  // The context as the op found it: the answers are read after later ops of the batch ran.
+  const at = {
+    limits: t.ctx.limits,
+    connected: new Set(t.ctx.connected.has(args.toId) ? [args.toId] : []),
+  };
+  const direct = args.sendAt <= now;
+  const expected: Placement | null = !direct
+    ? null
+    : args.keep
+    ? ["pending", "", now + args.ttlSeconds * 1000]
+    : at.connected.has(args.toId)
+    ? ["pending", "", null]
+    : null;
+  if (direct && expected === null) return null;
+  const facts = t.q<SubmitFacts>(SQL_SUBMIT_FACTS, [
+    args.senderId,
+    args.id,
+    args.toKind,
+    args.toId,
+  ]);
+  const state = direct ? "dispatched" : "scheduled";
+  const keyed = insertMessage(t, args, now, state, {
+    targetId: direct ? args.toId : null,
+    expireAt: expected?.[2] ?? null,
+  });
+  const claiming = claimAfter(t, args, now);
+  keyed.catch(() => {});
+  claiming?.catch(() => {});
+  t.seal();
+  return (async () => {
+    const f = (await facts)[0];
+    const duplicate = duplicateOf(f, args);
+    if (duplicate !== null) {
+      if ((await keyed) !== null) throw new Error("A repeat's message was inserted");
+      return withClaim(duplicate, args, claiming);
+    }
+    const target = targetOf(f, args);
+    if (target === null) throw new Error("A direct message without its target");
+    const max = at.limits.maxPendingPerSender;
+    if (max > 0 && f.sender_pending >= max) throw new OpError("quota_exceeded");
+    if (target.talk_hash !== null || f.sender_talk_hash !== null) {
+      throw new Error("Submit needs the talk checks");
+    }
+    if (direct) {
+      const placed = placeDelivery(
+        at,
+        { keep: args.keep ? 1 : 0, ttl_seconds: args.ttlSeconds },
+        target,
+        now,
+      );
+      if (placed.join() !== expected?.join()) {
+        throw new Error("Submit placed its delivery otherwise");
+      }
+    }
+    const msg = await keyed;
+    if (msg === null) throw new Error(`Send key ${args.senderId}/${args.id} taken meanwhile`);
+    const r: SubmitResult = {
+      seq: msg.seq,
+      sendAt: msg.send_at,
+      duplicate: false,
+      state,
+      wake: direct ? [args.toId] : [],
+      receipts: [],
+    };
+    return withClaim(r, args, claiming);
+  })();
 }
 
 async function submitOnly(t: PgTx, args: SubmitArgs, now: number): Promise<SubmitResult> {
@@ -115,25 +245,41 @@ async function submitOnly(t: PgTx, args: SubmitArgs, now: number): Promise<Submi
   const target = targetOf(facts, args);
   const max = t.ctx.limits.maxPendingPerSender;
   if (max > 0 && facts.sender_pending >= max) throw new OpError("quota_exceeded");
+  const direct = target !== null && args.sendAt <= now;
+  const state = direct ? "dispatched" : "scheduled";
   // The key is the first write: when another server committed the same (sender, id) meanwhile,
   // nothing was written yet and the answer is that one's (spec 7.3 step 2). A refusal below
-  // rolls the key back with the op's savepoint.
-  if (!(await insertSendKey(t, args, now))) {
+  // rolls the key back with the op's savepoint. With no talk password on either side the key,
+  // the message and its body go in one statement (one round trip).
+  const talkWork = target !== null &&
+    (target.talk_hash !== null || facts.sender_talk_hash !== null);
+  // A direct message's delivery goes in the same statement when it is pending (the placement
+  // reads nothing the insert changes); any other placement is `dispatch`'s, with its receipt.
+  const placed = direct && target !== null
+    ? placeDelivery(t.ctx, { keep: args.keep ? 1 : 0, ttl_seconds: args.ttlSeconds }, target, now)
+    : null;
+  const folded = !talkWork && placed !== null && placed[0] === "pending";
+  const keyed = talkWork ? null : await insertMessage(t, args, now, state, {
+    targetId: folded ? args.toId : null,
+    expireAt: folded ? placed[2] : null,
+  });
+  if (talkWork ? !(await insertSendKey(t, args, now)) : keyed === null) {
     const first = await findDuplicate(t, args);
     if (first !== null) return first;
     throw new Error(`Send key ${args.senderId}/${args.id} conflicted but is not readable`);
   }
-  if (target !== null) {
+  if (talkWork && target !== null) {
     const talk = args.talk ?? { verdict: "no_password" as const };
     await checkTalk(t, { senderId: args.senderId, targetId: args.toId, ...talk }, now, {
       talkHash: target.talk_hash,
     });
     if (facts.sender_talk_hash !== null) await writeReplyGrant(t, args.senderId, args.toId, now);
   }
-  const direct = target !== null && args.sendAt <= now;
-  const msg = await insertMessage(t, args, now, direct ? "dispatched" : "scheduled");
+  const msg = keyed ?? (await insertMessage(t, args, now, state, null))!;
   const out: DispatchOutcome = msg.send_at > now
     ? { state: "scheduled", wake: [], receipts: [] }
+    : folded
+    ? { state: "dispatched", wake: [args.toId], receipts: [] }
     : await dispatch(t, msg, now, target === null ? undefined : [target]);
   return { seq: msg.seq, sendAt: msg.send_at, duplicate: false, ...out };
 }
@@ -148,6 +294,7 @@ interface SubmitFacts extends KeyAndRecord {
   member_id: string | null;
   sender_talk_hash: string | null;
   sender_pending: number;
+  target_pending: number;
 }
 
 /** The send key and record under one (sender, id). */
@@ -171,6 +318,7 @@ function targetOf(f: SubmitFacts, args: SubmitArgs): Target | null {
       id: f.target_id,
       enabled: f.target_enabled,
       offline_since: f.target_offline_since,
+      pending: f.target_pending,
       talk_hash: f.target_talk_hash,
     };
   }
@@ -198,37 +346,38 @@ function duplicateOf(row: KeyAndRecord, args: SubmitArgs): SubmitResult | null {
   return { seq: row.seq, sendAt: row.send_at!, state: row.state!, ...none };
 }
 
-/** The trigger-kept count of a sender's unfinished messages or a receiver's pending deliveries. */
-export async function quotaCount(
-  t: PgTx,
-  kind: "sender" | "receiver",
-  id: string,
-): Promise<number> {
-  return (await t.q<{ n: number }>(SQL_QUOTA_COUNT, [kind, id]))[0]?.n ?? 0;
-}
-
+/**
+ * Inserts the message and its body; with `keyed`, its send key first (null when the key exists)
+ * and, when `keyed.targetId` is set, its pending delivery to that target.
+ */
 async function insertMessage(
   t: PgTx,
   args: SubmitArgs,
   now: number,
   state: "scheduled" | "dispatched",
-): Promise<MessageRow> {
-  const rows = await t.q<{ seq: number }>(SQL_INSERT_MESSAGE, [
-    args.id,
-    args.senderId,
-    args.toKind,
-    args.toId,
-    args.meta,
-    args.contentType,
-    args.bodyEnc,
-    args.sendAt,
-    args.keep ? 1 : 0,
-    args.ttlSeconds,
-    args.receipt ? 1 : 0,
-    state,
-    now,
-    args.body,
-  ]);
+  keyed: { targetId: string | null; expireAt: number | null } | null,
+): Promise<MessageRow | null> {
+  const rows = await t.q<{ seq: number }>(
+    keyed !== null ? SQL_INSERT_KEYED_MESSAGE : SQL_INSERT_MESSAGE,
+    [
+      args.id,
+      args.senderId,
+      args.toKind,
+      args.toId,
+      args.meta,
+      args.contentType,
+      args.bodyEnc,
+      args.sendAt,
+      args.keep ? 1 : 0,
+      args.ttlSeconds,
+      args.receipt ? 1 : 0,
+      state,
+      now,
+      args.body,
+      ...(keyed === null ? [] : [args.fingerprint, keyed.targetId, keyed.expireAt]),
+    ],
+  );
+  if (rows.length === 0) return null;
   const seq = rows[0].seq;
   return {
     seq,
@@ -274,8 +423,9 @@ export async function dispatch(
   }
   const wake: string[] = [];
   for (const r of recipients) {
-    const [state, reason, expireAt] = await placeDelivery(t, msg, r, now);
-    await t.q(SQL_INSERT_DELIVERY, [
+    const [state, reason, expireAt] = placeDelivery(t.ctx, msg, r, now);
+    // Pipelined: a fan-out to N members is not N round trips.
+    t.send(SQL_INSERT_DELIVERY, [
       msg.seq,
       r.id,
       msg.send_at,
@@ -315,19 +465,20 @@ type Placement = [
   expireAt: number | null,
 ];
 
-async function placeDelivery(
-  t: PgTx,
-  msg: MessageRow,
+/** Where `r`'s delivery goes, by the limits and live connections of `ctx`. */
+function placeDelivery(
+  ctx: Pick<PgOpsContext, "limits" | "connected">,
+  msg: Pick<MessageRow, "keep" | "ttl_seconds">,
   r: Recipient,
   now: number,
-): Promise<Placement> {
-  const { graceMs, maxPendingPerReceiver: max } = t.ctx.limits;
+): Placement {
+  const { graceMs, maxPendingPerReceiver: max } = ctx.limits;
   if (r.enabled !== 1) return ["rejected", "endpoint_disabled", null];
-  if (max > 0 && (await quotaCount(t, "receiver", r.id)) >= max) {
+  if (max > 0 && r.pending >= max) {
     return ["rejected", "queue_full", null];
   }
   if (msg.keep === 1) return ["pending", "", now + msg.ttl_seconds * 1000];
-  if (t.ctx.connected.has(r.id)) return ["pending", "", null];
+  if (ctx.connected.has(r.id)) return ["pending", "", null];
   if (r.offline_since !== null && now < r.offline_since + graceMs) {
     return ["pending", "", r.offline_since + graceMs];
   }

@@ -11,8 +11,12 @@ import type { PgReader, PgTx } from "../op.ts";
 // Receipts and the end of a message's life (spec 6.4, 7.6); the twin of
 // server/store/ops/receipts.ts, with the loaders every messaging op shares.
 
-const MESSAGE_COLUMNS = `seq, id, sender_id, dest_kind, dest_id, send_at, keep, ttl_seconds,
-  receipt, state, reason`;
+/** The columns of a {@link MessageRow}, each prefixed by `alias` (`m.`) when given. */
+export function messageColumns(alias = ""): string {
+  return ["seq", "id", "sender_id", "dest_kind", "dest_id", "send_at", "keep", "ttl_seconds"]
+    .concat(["receipt", "state", "reason"]).map((c) => alias + c).join(", ");
+}
+const MESSAGE_COLUMNS = messageColumns();
 const SQL_MESSAGE_BY_SEQ = `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE seq = $1`;
 const SQL_MESSAGE_BY_ID =
   `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE sender_id = $1 AND id = $2`;
@@ -32,12 +36,13 @@ const SQL_COMPLETE_EARLY = `UPDATE messages SET state = 'completed', reason = $1
 const SQL_DELETE_BODY = "DELETE FROM message_bodies WHERE seq = $1";
 const SQL_DELETE_DELIVERIES = "DELETE FROM deliveries WHERE seq = $1";
 const SQL_DELETE_MESSAGE = "DELETE FROM messages WHERE seq = $1";
-const SQL_ACK_RECEIPT =
-  "UPDATE receipts SET acked = 1 WHERE receipt_id = $1 AND sender_id = $2 AND acked = 0";
+// The mark and, whether or not it changed, whether the receipt exists: one statement.
+const SQL_ACK_RECEIPT = `WITH u AS (UPDATE receipts SET acked = 1
+    WHERE receipt_id = $1 AND sender_id = $2 AND acked = 0 RETURNING 1)
+  SELECT EXISTS (SELECT 1 FROM u) AS changed,
+    EXISTS (SELECT 1 FROM receipts WHERE receipt_id = $1 AND sender_id = $2) AS found`;
 const SQL_COUNT_BY_STATE =
   "SELECT state, count(*) AS n FROM deliveries WHERE seq = $1 GROUP BY state";
-const SQL_RECEIPT_EXISTS =
-  "SELECT 1 AS found FROM receipts WHERE receipt_id = $1 AND sender_id = $2";
 
 /** Reads a message by `seq`; undefined when its record is gone. */
 export async function messageBySeq(t: PgReader, seq: number): Promise<MessageRow | undefined> {
@@ -114,22 +119,35 @@ export async function noteReceipt(
 /** spec 7.6 收尾: completes a dispatched message with no pending delivery left. */
 export async function finalize(t: PgTx, seq: number): Promise<boolean> {
   if ((await t.q(SQL_COMPLETE_IF_DONE, [seq])).count === 0) return false;
-  await dropCompleted(t, seq);
+  dropCompleted(t, seq);
   return true;
 }
 
 /** Ends a message that never reached dispatch: `scheduled` -> `completed` with `reason`. */
 export async function completeEarly(t: PgTx, seq: number, reason: string): Promise<boolean> {
   if ((await t.q(SQL_COMPLETE_EARLY, [reason, seq])).count === 0) return false;
-  await dropCompleted(t, seq);
+  dropCompleted(t, seq);
   return true;
 }
 
-async function dropCompleted(t: PgTx, seq: number): Promise<void> {
-  await t.q(SQL_DELETE_BODY, [seq]);
-  if (t.ctx.limits.recordRetentionDays === 0) {
-    await t.q(SQL_DELETE_DELIVERIES, [seq]);
-    await t.q(SQL_DELETE_MESSAGE, [seq]);
+/** Sent without waiting: nothing of the op depends on their answers. */
+function dropCompleted(t: PgTx, seq: number): void {
+  t.send(SQL_DELETE_BODY, [seq]);
+  dropRecords(t, seq);
+}
+
+/**
+ * The part of {@link dropCompleted} after the body: the records, with no retention (spec 7.6);
+ * `retentionDays` as the op found it.
+ */
+export function dropRecords(
+  t: PgTx,
+  seq: number,
+  retentionDays = t.ctx.limits.recordRetentionDays,
+): void {
+  if (retentionDays === 0) {
+    t.send(SQL_DELETE_DELIVERIES, [seq]);
+    t.send(SQL_DELETE_MESSAGE, [seq]);
   }
 }
 
@@ -139,9 +157,14 @@ export async function ackReceipt(
   args: AckReceiptArgs,
   _now: number,
 ): Promise<{ ok: boolean }> {
-  if ((await t.q(SQL_ACK_RECEIPT, [args.receiptId, args.senderId])).count > 0) return { ok: true };
-  const found = await t.q(SQL_RECEIPT_EXISTS, [args.receiptId, args.senderId]);
-  return { ok: found.length > 0 };
+  const answer = t.q<{ changed: boolean; found: boolean }>(
+    SQL_ACK_RECEIPT,
+    [args.receiptId, args.senderId],
+    (rows) => rows[0].changed,
+  );
+  t.seal();
+  const [{ changed, found }] = await answer;
+  return { ok: changed || found };
 }
 
 /** The receipt ops. */
