@@ -658,8 +658,12 @@ const OPERATIONS: [string, string, OpSpec][] = [
   ["get", `${A}/endpoints/{id}/webhook`, {
     tag: "endpoints",
     guard: "admin",
-    summary: "The endpoint's webhook and its last attempts on this node (never the secret)",
-    ok: obj({ item: ref("Webhook"), recent: arr(ref("WebhookAttempt")) }),
+    summary:
+      "The endpoint's webhook (null while it has none) and its last attempts on this node (never the secret)",
+    ok: obj({
+      item: { anyOf: [ref("Webhook"), { type: "null" }] },
+      recent: arr(ref("WebhookAttempt")),
+    }),
     errors: ["not_found"],
   }],
   ["put", `${A}/endpoints/{id}/webhook`, {

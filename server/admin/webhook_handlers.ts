@@ -62,11 +62,12 @@ export function webhookHandlers(d: AdminDeps) {
   };
   const recent = (id: string) => (app.webhooks?.recent(id) ?? []).map(attemptView);
 
-  /** GET /api/admin/endpoints/:id/webhook */
+  /** GET /api/admin/endpoints/:id/webhook: `item` is null while the endpoint has none. */
   async function get(req: AdminRequest): Promise<void> {
     const id = req.ctx.params.id;
-    const row = await stored(id);
-    ok(req.ctx, { item: webhookView(row), recent: recent(id) });
+    await endpointExists(id);
+    const row = await app.store.query("webhook.get", { endpointId: id });
+    ok(req.ctx, { item: row === null ? null : webhookView(row), recent: recent(id) });
   }
 
   /**

@@ -397,7 +397,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The endpoint's webhook and its last attempts on this node (never the secret) */
+        /** The endpoint's webhook (null while it has none) and its last attempts on this node (never the secret) */
         get: operations["getApiAdminEndpointsIdWebhook"];
         /**
          * Create or change the endpoint's webhook; a new secret is in this answer only
@@ -4630,7 +4630,7 @@ export interface operations {
                         /** @constant */
                         ok: true;
                         data: {
-                            item: components["schemas"]["Webhook"];
+                            item: components["schemas"]["Webhook"] | null;
                             recent: components["schemas"]["WebhookAttempt"][];
                         };
                     };
