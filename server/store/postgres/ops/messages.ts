@@ -35,7 +35,7 @@ const SQL_SEND_KEY_AND_MESSAGE = `SELECT k.request_sha256, k.created_at, m.seq, 
 // sender's talk hash (for the reply grant) and its unfinished-message count.
 const SQL_SUBMIT_FACTS = `SELECT k.request_sha256, k.created_at, m.seq, m.send_at, m.state,
     t.id AS target_id, t.enabled AS target_enabled, t.offline_since AS target_offline_since,
-    t.talk_hash AS target_talk_hash, g.id AS group_id, gm.endpoint_id AS member_id,
+    t.online_since AS target_online_since, t.talk_hash AS target_talk_hash, g.id AS group_id, gm.endpoint_id AS member_id,
     s.talk_hash AS sender_talk_hash, coalesce(q.n, 0) AS sender_pending
   FROM (SELECT 1) AS one
   LEFT JOIN send_keys k ON k.sender_id = $1 AND k.msg_id = $2
@@ -65,8 +65,10 @@ const SQL_INSERT_SEND_KEY = `INSERT INTO send_keys (sender_id, msg_id, request_s
   VALUES ($1, $2, $3, $4) ON CONFLICT (sender_id, msg_id) DO NOTHING`;
 const SQL_MARK_DISPATCHED =
   "UPDATE messages SET state = 'dispatched' WHERE seq = $1 AND state = 'scheduled'";
-const SQL_ENDPOINT_RECIPIENT = "SELECT id, enabled, offline_since FROM endpoints WHERE id = $1";
-const SQL_GROUP_RECIPIENTS = `SELECT e.id, e.enabled, e.offline_since FROM group_members gm
+const SQL_ENDPOINT_RECIPIENT =
+  "SELECT id, enabled, offline_since, online_since FROM endpoints WHERE id = $1";
+const SQL_GROUP_RECIPIENTS = `SELECT e.id, e.enabled, e.offline_since, e.online_since
+  FROM group_members gm
   JOIN endpoints e ON e.id = gm.endpoint_id
   WHERE gm.group_id = $1 AND gm.endpoint_id <> $2 ORDER BY gm.endpoint_id`;
 const SQL_INSERT_DELIVERY = `INSERT INTO deliveries (seq, endpoint_id, send_at, keep, state,
@@ -84,6 +86,8 @@ interface Recipient {
   id: string;
   enabled: number;
   offline_since: number | null;
+  /** Read for a cluster node (issue 30): the endpoint may be connected to another node. */
+  online_since: number | null;
 }
 
 interface Target extends Recipient {
@@ -143,6 +147,7 @@ interface SubmitFacts extends KeyAndRecord {
   target_id: string | null;
   target_enabled: number | null;
   target_offline_since: number | null;
+  target_online_since: number | null;
   target_talk_hash: string | null;
   group_id: string | null;
   member_id: string | null;
@@ -171,6 +176,7 @@ function targetOf(f: SubmitFacts, args: SubmitArgs): Target | null {
       id: f.target_id,
       enabled: f.target_enabled,
       offline_since: f.target_offline_since,
+      online_since: f.target_online_since,
       talk_hash: f.target_talk_hash,
     };
   }
@@ -327,11 +333,22 @@ async function placeDelivery(
     return ["rejected", "queue_full", null];
   }
   if (msg.keep === 1) return ["pending", "", now + msg.ttl_seconds * 1000];
-  if (t.ctx.connected.has(r.id)) return ["pending", "", null];
+  if (t.ctx.connected.has(r.id) || (t.ctx.cluster && onlineElsewhere(r))) {
+    return ["pending", "", null];
+  }
   if (r.offline_since !== null && now < r.offline_since + graceMs) {
     return ["pending", "", r.offline_since + graceMs];
   }
   return ["dropped", "offline", null];
+}
+
+/**
+ * In a cluster (issue 30) the connection table of this process sees only its own node: an
+ * endpoint whose last handshake is newer than its last disconnect is connected to some node.
+ */
+function onlineElsewhere(r: Recipient): boolean {
+  if (r.online_since === null) return false;
+  return r.offline_since === null || Number(r.online_since) > Number(r.offline_since);
 }
 
 /** `message.dispatch_due` (spec 7.4): each message in its own savepoint. */
