@@ -1,6 +1,5 @@
 // issue 30 item 1: the cluster keys through the real CLI. check-config accepts a node's
-// configuration and names bad keys; `serve` refuses to start while cluster.nats_url is set,
-// because nodes cannot route to each other yet.
+// configuration and names bad keys. Serving as a cluster node: tests/cluster_test.ts.
 import assert from "node:assert/strict";
 import { makeTestHome, runCli } from "./helpers/server_process.ts";
 
@@ -24,19 +23,6 @@ Deno.test("check-config accepts a node's cluster keys and names the bad ones", a
     assert.match(bad.stderr, /cluster\.node_id \(from NIXMSG_NODE_ID\)/);
     assert.match(bad.stderr, /cluster\.nats_token/);
     assert.ok(!bad.stderr.includes("tok-s3cret"), "the token is not printed");
-  } finally {
-    await home.cleanup();
-  }
-});
-
-Deno.test("serve refuses to start with a NATS URL from the environment", async () => {
-  const home = await makeTestHome({ store: PG });
-  try {
-    home.env.NIXMSG_NODE_ID = "node-1";
-    home.env.NIXMSG_NATS_URL = "nats://127.0.0.1:4222";
-    const r = await runCli(home, ["serve"]);
-    assert.equal(r.code, 1);
-    assert.match(r.stderr, /not built yet \(issue 30\)/);
   } finally {
     await home.cleanup();
   }

@@ -241,6 +241,8 @@ export class MqttApp implements BrokerHooks {
       endpointId: conn.endpointId,
       connCode: conn.code,
       isCurrent: wasCurrent && app.conns.current(conn.endpointId) === undefined,
+      // issue 30: offline only if no later handshake (on any node) superseded this one.
+      ...(conn.onlineSince !== undefined ? { onlineSince: conn.onlineSince } : {}),
     }), {
       fields: { endpoint: conn.endpointId, conn: conn.code },
       onCommitted: () => {
