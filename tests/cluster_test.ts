@@ -16,6 +16,7 @@ import {
 } from "./helpers/server_process.ts";
 import { NATS_SKIP_REASON, type NatsServer, startNatsServer } from "./helpers/nats_server.ts";
 import { TEST_POOL_PARAMS } from "./helpers/test_server.ts";
+import { HAS_HAPROXY, startHaproxy } from "./helpers/haproxy.ts";
 import { openPostgresStore } from "../server/store/postgres/mod.ts";
 import { PasswordPool } from "../server/auth/password_pool.ts";
 import { PG_SKIP_REASON } from "../server/store/postgres/_testing.ts";
@@ -61,7 +62,11 @@ async function createEndpoints(url: string, ids: readonly string[]): Promise<voi
   }
 }
 
-async function startCluster(n: number, ids: readonly string[]): Promise<Cluster> {
+async function startCluster(
+  n: number,
+  ids: readonly string[],
+  extra: Record<string, unknown> = {},
+): Promise<Cluster> {
   const pg = await pgTestStore();
   await createEndpoints(pg.url, ids);
   const nats = await startNatsServer({ token: "cluster-test-token" });
@@ -75,6 +80,7 @@ async function startCluster(n: number, ids: readonly string[]): Promise<Cluster>
       homes.push(
         await makeTestHome({
           ...pg.overrides,
+          ...extra,
           // The kill test sends as fast as the round trip allows.
           limits: { requests_per_second: 1000 },
           cluster: {
@@ -117,8 +123,9 @@ async function withCluster(
   n: number,
   ids: readonly string[],
   fn: (c: Cluster, clients: TestClient[]) => Promise<void>,
+  extra: Record<string, unknown> = {},
 ): Promise<void> {
-  const c = await startCluster(n, ids);
+  const c = await startCluster(n, ids, extra);
   const clients: TestClient[] = [];
   try {
     await fn(c, clients);
@@ -224,7 +231,7 @@ Deno.test({
 
       // Races: two logins of b at once, one per node, again and again. A login whose hello is
       // cut by the takeover counts as the loser; the other must stay and answer.
-      const ROUNDS = 20;
+      const ROUNDS = 100;
       let bad = 0;
       for (let round = 0; round < ROUNDS; round++) {
         const both = await Promise.all([0, 1].map((i) => racingLogin(cl.url(i))));
@@ -272,7 +279,7 @@ Deno.test({
   ignore: SKIP !== null,
   fn: () =>
     withCluster(3, ["a", "b"], async (cl, clients) => {
-      const TOTAL = 300;
+      const TOTAL = 1000;
       const a = (await online(cl.url(0), "a", PW)).client;
       clients.push(a);
       let b = (await online(cl.url(1), "b", PW)).client;
@@ -343,6 +350,7 @@ Deno.test({
         `acked before the kill: ${acked.size}`,
       );
       await cl.nodes[1]!.kill();
+      const killedAt = Date.now();
       cl.nodes[1] = null;
       stopB();
       await b.close();
@@ -353,10 +361,16 @@ Deno.test({
       // The dead node's push marks are released once its lease (15 s) ran out and a node reaped
       // it (every 5 s); bounded wait, then count.
       await ackedAtLeast(() => answered.length, 45_000);
+      const allAckedMs = Date.now() - killedAt;
+      // What the surviving nodes released of the dead node's push marks (its lease ran out).
+      const released = [0, 2].flatMap((i) =>
+        cl.nodes[i]!.logs.filter((l) => l.msg === "Dead nodes' push marks released")
+      ).reduce((n, l) => n + Number(l.deliveries), 0);
       const lost = answered.filter((id) => !acked.has(id)).length;
       console.error(
         `kill -9: answered=${answered.length} acked=${acked.size} lost=${lost} ` +
-          `duplicated=${duplicated} busy_retried=${busy.count}`,
+          `duplicated=${duplicated} busy_retried=${busy.count} released=${released} ` +
+          `all_acked_ms_after_kill=${allAckedMs}`,
       );
       assert.equal(
         answered.length,
@@ -366,4 +380,51 @@ Deno.test({
       assert.equal(lost, 0, `lost=${lost}`);
       assert.equal(duplicated, 0, `duplicated=${duplicated}`);
     }),
+});
+
+Deno.test({
+  name:
+    "behind HAProxy (round robin, PROXY v2) over 3 nodes: a group message, and a re-login on the next node takes over",
+  ignore: SKIP !== null || !HAS_HAPROXY,
+  fn: () =>
+    withCluster(3, ["a", "b", "c"], async (cl, clients) => {
+      const haproxy = await startHaproxy(cl.homes[0].dir, cl.nodes.map((s) => s!.port));
+      try {
+        const url = `ws://127.0.0.1:${haproxy.port}/mqtt`;
+        // Consecutive connections go to consecutive nodes: a, b and c on three different ones.
+        const [a, b, c] = [
+          (await online(url, "a", PW)).client,
+          (await online(url, "b", PW)).client,
+          (await online(url, "c", PW)).client,
+        ];
+        clients.push(a, b, c);
+        const g = await a.request({
+          type: "group.create",
+          name: "g",
+          members: [{ id: "b" }, { id: "c" }],
+        });
+        assert.equal(g.ok, true, JSON.stringify(g));
+        const groupId = (g.data as Record<string, unknown>).group_id as string;
+        const sent = await a.request(
+          sendFrame("h1", "", "via haproxy", { to: { kind: "group", id: groupId }, delay_ms: 0 }),
+        );
+        assert.equal(sent.ok, true, JSON.stringify(sent));
+        for (const x of [b, c]) await ackAll(x, [await waitMsg(x, "h1")]);
+        await a.until(
+          () => a.frames.filter((f) => f.type === "receipt" && f.id === "h1").length === 2,
+          "two receipts through haproxy",
+        );
+        // b again: the next connection lands on the next node, and the old session goes (0x8E).
+        const b2 = (await online(url, "b", PW)).client;
+        clients.push(b2);
+        await b.until(() => b.closed, "b taken over across nodes");
+        assert.equal(b.disconnectPacket?.reasonCode, TAKEN_OVER);
+        const s2 = await a.request(sendFrame("h2", "b", "to the new b", { delay_ms: 0 }));
+        assert.equal(s2.ok, true, JSON.stringify(s2));
+        await ackAll(b2, [await waitMsg(b2, "h2")]);
+        await waitReceipt(a, "h2");
+      } finally {
+        await haproxy.stop();
+      }
+    }, { trusted_proxies: ["127.0.0.1/32"] }),
 });
