@@ -82,8 +82,8 @@ export function release(db: DatabaseSync, a: NodeReleaseArgs, _now: number): boo
 }
 
 /**
- * \`node.reap\` (issue 30): a node whose lease ran out counts as dead. The push marks of its
- * connections (codes \`<nodeId>.…\`) are cleared, as its own \`recovery.startup\` would do, so
+ * `node.reap` (issue 30): a node whose lease ran out counts as dead. The push marks of its
+ * connections (codes `<nodeId>.…`) are cleared, as its own `recovery.startup` would do, so
  * another node pushes those deliveries again (not-kept ones wait at least the grace period for
  * the endpoint to come back), and its row goes. Any node may run it; a node that renews later
  * takes its lease afresh.

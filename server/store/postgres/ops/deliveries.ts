@@ -40,12 +40,6 @@ const SQL_END_PUSHED = `UPDATE deliveries SET state = $1, reason = $2, updated_a
   WHERE seq = $4 AND endpoint_id = $5 AND state = 'pending' AND pushed_conn = $6`;
 const SQL_ACCEPT = `UPDATE deliveries SET state = 'accepted', reason = '', updated_at = $1
   WHERE seq = $2 AND endpoint_id = $3 AND state = 'pending' RETURNING pushed_conn`;
-// Several servers on one database (issue 30): \`message.submit\` locks the sender's quota row (the
-// message) before the receiver's (the delivery); an ack that ends the message would take them the
-// other way round, and two nodes then deadlock (PostgreSQL aborts one after 1 s: \`busy\`). The ack
-// takes the sender's row first, in the same order.
-const SQL_LOCK_SENDER_QUOTA =
-  "SELECT n FROM quota_counts WHERE kind = 'sender' AND id = $1 FOR UPDATE";
 const SQL_EXPIRABLE = `SELECT seq, endpoint_id, keep FROM deliveries
   WHERE state = 'pending' AND expire_at <= $1 AND pushed_conn IS NULL
   ORDER BY expire_at LIMIT $2 FOR UPDATE SKIP LOCKED`;
@@ -165,7 +159,6 @@ export async function ackDelivery(t: PgTx, args: AckArgs, now: number): Promise<
 async function ackOne(t: PgTx, args: AckArgs, now: number): Promise<Omit<AckResult, "claimed">> {
   const msg = await messageById(t, args.from, args.id);
   if (msg === undefined) throw new OpError("not_found");
-  if (t.ctx.cluster) await t.q(SQL_LOCK_SENDER_QUOTA, [msg.sender_id]);
   const accepted = (await t.q<{ pushed_conn: string | null }>(SQL_ACCEPT, [
     now,
     msg.seq,
