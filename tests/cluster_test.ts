@@ -10,6 +10,7 @@ import { KEEP, PW, sendFrame, waitMsg, waitReceipt } from "./helpers/messaging.t
 import { NATS_SKIP_REASON } from "./helpers/nats_server.ts";
 import { HAS_HAPROXY, startHaproxy } from "./helpers/haproxy.ts";
 import { type Cluster, startCluster } from "./helpers/cluster.ts";
+import { AdminClient } from "./helpers/admin.ts";
 import { PG_SKIP_REASON } from "../server/store/postgres/_testing.ts";
 
 const SKIP = PG_SKIP_REASON ?? NATS_SKIP_REASON;
@@ -102,6 +103,10 @@ Deno.test({
       );
       assert.equal(gs.ok, true, JSON.stringify(gs));
       for (const x of [b, c]) await ackAll(x, [await waitMsg(x, "gm1")]);
+      // The group's events (QoS 0, not stored) reach members on other nodes through NATS.
+      for (const x of [b, c]) {
+        await x.waitFrame((f) => f.type === "group_event" && f.group_id === groupId, "group event");
+      }
       await a.until(
         () => a.frames.filter((f) => f.type === "receipt" && f.id === "gm1").length === 2,
         "two group receipts",
@@ -149,6 +154,29 @@ Deno.test({
         for (const x of both) await x.close();
       }
       assert.equal(bad, 0, `rounds without exactly one winner: ${bad} of ${ROUNDS}`);
+    }),
+});
+
+Deno.test({
+  name: "an admin disable or kick on node 1 closes the endpoint's connection on node 2",
+  ignore: SKIP !== null,
+  fn: () =>
+    withCluster(2, ["a", "b"], async (cl, clients) => {
+      const admin = new AdminClient(`http://${cl.nodes[0]!.addr}`);
+      await admin.login();
+      const a = (await online(cl.url(1), "a", PW)).client;
+      clients.push(a);
+      const kicked = await admin.call("POST", "/api/admin/endpoints/a/kick");
+      assert.equal(kicked.status, 200, kicked.text);
+      await a.until(() => a.closed, "a kicked from node 2");
+
+      const b = (await online(cl.url(1), "b", PW)).client;
+      clients.push(b);
+      const r = await admin.call("PATCH", "/api/admin/endpoints/b", { body: { enabled: false } });
+      assert.equal(r.status, 200, r.text);
+      const fatal = await b.waitFrame((f) => f.type === "fatal", "fatal on node 2");
+      assert.equal(fatal.reason, "disabled");
+      await b.until(() => b.closed, "b closed on node 2");
     }),
 });
 

@@ -357,6 +357,16 @@ async function startCluster(
     app,
     nodeId,
     waker: messaging,
+    sessions: {
+      fatalLocal: (e, r) => mqtt.fatalLocal(e, r),
+      kickLocal: (e) => mqtt.kickLocal(e),
+      postLocal: (ids, bytes) => {
+        for (const id of ids) {
+          const conn = app.conns.current(id);
+          if (conn?.handshaken && !conn.closed) app.broker.post(conn.code, bytes, 0);
+        }
+      },
+    },
     log,
     pollMs: opts.clusterPollMs,
   });
@@ -368,6 +378,8 @@ async function startCluster(
     log,
   }, node.handlers());
   messaging.remote = (d, r) => node.remoteWake(d, r);
+  mqtt.remote = { close: (e, reason) => node.closeElsewhere(e, reason) };
+  app.remoteFrames = (ids, bytes) => node.postElsewhere(ids, bytes);
   mqtt.listen({
     handshaken: (conn) => {
       if (conn.onlineSince !== undefined) node.loggedIn(conn.endpointId, conn.onlineSince);
@@ -381,6 +393,8 @@ async function startCluster(
     stop: () =>
       stopping ??= (async () => {
         messaging.remote = null;
+        mqtt.remote = null;
+        app.remoteFrames = undefined;
         await node.stop();
         await bus.close();
         // Its connections are closed and wrote no disconnect (spec 7.8): release their marks now

@@ -20,6 +20,7 @@
 import type { Conn, ConnectionTable } from "../app/connections.ts";
 import type { Broker } from "../broker/types.ts";
 import type { Store } from "../store/store.ts";
+import type { FatalReason } from "../protocol/frames.ts";
 import type { Logger } from "../log/log.ts";
 import type { BusHandler } from "./nats_bus.ts";
 
@@ -27,6 +28,10 @@ import type { BusHandler } from "./nats_bus.ts";
 export const WAKE_SUBJECT = "nixmsg.cluster.wake";
 /** Where a handshake's login revision goes. */
 export const LOGIN_SUBJECT = "nixmsg.cluster.login";
+/** Where an admin `fatal` (disable, delete, password reset) or kick goes to the other nodes. */
+export const CLOSE_SUBJECT = "nixmsg.cluster.close";
+/** Where a live frame (QoS 0, not stored: a group event) for endpoints held elsewhere goes. */
+export const FRAME_SUBJECT = "nixmsg.cluster.frame";
 
 /** MQTT 5 DISCONNECT reason: session taken over. */
 const SESSION_TAKEN_OVER = 0x8e;
@@ -54,6 +59,32 @@ export interface LoginNotice {
   readonly v: number;
 }
 
+/** A close on {@link CLOSE_SUBJECT}: `fatal` with a reason, or a kick (no frame). */
+export interface CloseNotice {
+  readonly n: string;
+  readonly e: string;
+  /** The `fatal` reason; absent for a kick. */
+  readonly r?: FatalReason;
+}
+
+/** A live frame on {@link FRAME_SUBJECT} for the current connections of `e`. */
+export interface FrameNotice {
+  readonly n: string;
+  readonly e: readonly string[];
+  /** The encoded frame (UTF-8 JSON). */
+  readonly f: string;
+}
+
+/** The local connections, as another node's close or frame reaches them. */
+export interface LocalSessions {
+  /** Sends `fatal` and closes the endpoint's connection on this node only. */
+  fatalLocal(endpointId: string, reason: FatalReason): Promise<void>;
+  /** Closes the endpoint's connection on this node only, without a frame. */
+  kickLocal(endpointId: string): boolean;
+  /** Posts `bytes` (QoS 0) to the handshaken current connections of `ids` on this node. */
+  postLocal(ids: readonly string[], bytes: Uint8Array): void;
+}
+
 /** What the node needs of the bus. */
 export interface ClusterBus {
   publish(subject: string, value: unknown): void;
@@ -78,6 +109,8 @@ export interface ClusterNodeOptions {
   };
   readonly nodeId: string;
   readonly waker: LocalWaker;
+  /** Where other nodes' closes and frames go; without it they are ignored. */
+  readonly sessions?: LocalSessions;
   readonly log: Logger;
   /** The store poll period (ms); default {@link DEFAULT_POLL_MS}. */
   readonly pollMs?: number;
@@ -110,6 +143,8 @@ export class ClusterNode {
     return {
       [WAKE_SUBJECT]: (v) => this.#onWake(v),
       [LOGIN_SUBJECT]: (v) => this.#onLogin(v),
+      [CLOSE_SUBJECT]: (v) => this.#onClose(v),
+      [FRAME_SUBJECT]: (v) => this.#onFrame(v),
     };
   }
 
@@ -140,6 +175,32 @@ export class ClusterNode {
     this.#bus?.publish(LOGIN_SUBJECT, notice);
   }
 
+  /**
+   * An admin closed `endpointId` here (`fatal` with `reason`, or a kick without): the other nodes
+   * close their connection of it too. Lost while NATS is down: a disabled, deleted or reset
+   * endpoint's session token is void in the store, so only an open connection stays.
+   */
+  closeElsewhere(endpointId: string, reason?: FatalReason): void {
+    if (this.#stopped) return;
+    const notice: CloseNotice = {
+      n: this.#o.nodeId,
+      e: endpointId,
+      ...(reason !== undefined ? { r: reason } : {}),
+    };
+    this.#bus?.publish(CLOSE_SUBJECT, notice);
+  }
+
+  /** A live frame for endpoints not held here (group events): the node holding them posts it. */
+  postElsewhere(endpointIds: readonly string[], bytes: Uint8Array): void {
+    if (this.#stopped || endpointIds.length === 0) return;
+    const notice: FrameNotice = {
+      n: this.#o.nodeId,
+      e: endpointIds,
+      f: new TextDecoder().decode(bytes),
+    };
+    this.#bus?.publish(FRAME_SUBJECT, notice);
+  }
+
   /** Runs one poll now (tests); resolves when it is done. */
   pollNow(): Promise<void> {
     this.#polling = this.#polling.then(() => this.#poll());
@@ -161,6 +222,23 @@ export class ClusterNode {
     // A connection still in its handshake will get a later revision than v.v: it wins.
     if (mine === undefined || mine >= v.v) return;
     this.#takeOver(conn, v.n);
+  }
+
+  #onClose(v: unknown): void {
+    if (!isClose(v) || v.n === this.#o.nodeId) return;
+    const sessions = this.#o.sessions;
+    if (sessions === undefined) return;
+    if (v.r === undefined) sessions.kickLocal(v.e);
+    else {
+      sessions.fatalLocal(v.e, v.r).catch((err) =>
+        this.#o.log.warn("fatal from another node failed", { error: (err as Error).message })
+      );
+    }
+  }
+
+  #onFrame(v: unknown): void {
+    if (!isFrame(v) || v.n === this.#o.nodeId) return;
+    this.#o.sessions?.postLocal(v.e, new TextEncoder().encode(v.f));
   }
 
   #takeOver(conn: Conn, by: string): void {
@@ -244,4 +322,24 @@ function isLogin(v: unknown): v is LoginNotice {
   if (typeof v !== "object" || v === null) return false;
   const o = v as Record<string, unknown>;
   return typeof o.n === "string" && typeof o.e === "string" && typeof o.v === "number";
+}
+
+const FATAL_REASONS: ReadonlySet<string> = new Set<FatalReason>([
+  "disabled",
+  "deleted",
+  "password_reset",
+  "protocol",
+]);
+
+function isClose(v: unknown): v is CloseNotice {
+  if (typeof v !== "object" || v === null) return false;
+  const o = v as Record<string, unknown>;
+  return typeof o.n === "string" && typeof o.e === "string" &&
+    (o.r === undefined || (typeof o.r === "string" && FATAL_REASONS.has(o.r)));
+}
+
+function isFrame(v: unknown): v is FrameNotice {
+  if (typeof v !== "object" || v === null) return false;
+  const o = v as Record<string, unknown>;
+  return typeof o.n === "string" && isStringArray(o.e) && typeof o.f === "string";
 }

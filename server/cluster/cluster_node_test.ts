@@ -9,7 +9,14 @@ import { Logger } from "../log/log.ts";
 import { openSqliteStore } from "../store/sqlite_store.ts";
 import type { Store } from "../store/store.ts";
 import { binaryArgs } from "../store/ops/_testing.ts";
-import { type ClusterBus, ClusterNode, LOGIN_SUBJECT, WAKE_SUBJECT } from "./cluster_node.ts";
+import {
+  CLOSE_SUBJECT,
+  type ClusterBus,
+  ClusterNode,
+  FRAME_SUBJECT,
+  LOGIN_SUBJECT,
+  WAKE_SUBJECT,
+} from "./cluster_node.ts";
 
 const T0 = 1_800_000_000_000;
 
@@ -40,6 +47,8 @@ interface Rig {
   woken: { d: string[]; r: string[] };
   published: [string, unknown][];
   scheduled: number[];
+  /** What other nodes' closes and frames did here. */
+  sessions: string[];
   /** Moves the store's and the node's clock on. */
   advance(ms: number): void;
 }
@@ -60,6 +69,7 @@ async function withRig(fn: (r: Rig) => Promise<void>): Promise<void> {
   const woken = { d: [] as string[], r: [] as string[] };
   const published: [string, unknown][] = [];
   const scheduled: number[] = [];
+  const sessions: string[] = [];
   const node = new ClusterNode({
     app: {
       store,
@@ -75,6 +85,14 @@ async function withRig(fn: (r: Rig) => Promise<void>): Promise<void> {
       },
       scheduled: (at) => scheduled.push(at),
     },
+    sessions: {
+      fatalLocal: (e, r) => {
+        sessions.push(`fatal ${e} ${r}`);
+        return Promise.resolve();
+      },
+      kickLocal: (e) => sessions.push(`kick ${e}`) > 0,
+      postLocal: (ids, bytes) => sessions.push(`post ${ids} ${new TextDecoder().decode(bytes)}`),
+    },
     log: new Logger("error"),
     pollMs: 60_000,
   });
@@ -87,7 +105,7 @@ async function withRig(fn: (r: Rig) => Promise<void>): Promise<void> {
     const advance = (ms: number) => {
       now += ms;
     };
-    await fn({ node, conns, store, kicked, woken, published, scheduled, advance });
+    await fn({ node, conns, store, kicked, woken, published, scheduled, sessions, advance });
   } finally {
     await node.stop();
     await store.close();
@@ -166,4 +184,31 @@ Deno.test("the store poll wakes held endpoints with work, closes superseded ones
     // The dead node is gone; the poll reaps at most every reapMs (default 5 s).
     assert.deepEqual(await store.query("node.list", {}), []);
     assert.equal(node.counts.polls, 1);
+  }));
+
+Deno.test("admin closes and live frames travel to the other nodes and reach their sessions", () =>
+  withRig(async ({ node, sessions, published }) => {
+    const close = node.handlers()[CLOSE_SUBJECT];
+    const frame = node.handlers()[FRAME_SUBJECT];
+    close({ n: "n2", e: "b", r: "disabled" });
+    close({ n: "n2", e: "c" });
+    close({ n: "n2", e: "d", r: "made-up" }); // not a fatal reason: ignored
+    close({ n: "n1", e: "e", r: "deleted" }); // our own
+    frame({ n: "n2", e: ["b", "c"], f: '{"type":"group_event"}' });
+    frame({ n: "n2", e: "b", f: "{}" }); // malformed
+    assert.deepEqual(sessions, [
+      "fatal b disabled",
+      "kick c",
+      'post b,c {"type":"group_event"}',
+    ]);
+    node.closeElsewhere("b", "password_reset");
+    node.closeElsewhere("c");
+    node.postElsewhere(["x"], new TextEncoder().encode("{}"));
+    node.postElsewhere([], new TextEncoder().encode("{}"));
+    assert.deepEqual(published, [
+      [CLOSE_SUBJECT, { n: "n1", e: "b", r: "password_reset" }],
+      [CLOSE_SUBJECT, { n: "n1", e: "c" }],
+      [FRAME_SUBJECT, { n: "n1", e: ["x"], f: "{}" }],
+    ]);
+    await Promise.resolve();
   }));

@@ -12,6 +12,7 @@ import {
 } from "./server_process.ts";
 import { type NatsServer, startNatsServer } from "./nats_server.ts";
 import { TEST_POOL_PARAMS } from "./test_server.ts";
+import { ADMIN_PASSWORD } from "./admin.ts";
 import { openPostgresStore } from "../../server/store/postgres/mod.ts";
 import { PasswordPool } from "../../server/auth/password_pool.ts";
 
@@ -29,9 +30,15 @@ export interface Cluster {
 }
 
 async function createEndpoints(url: string, ids: readonly string[]): Promise<void> {
-  const hash = await new PasswordPool({ params: TEST_POOL_PARAMS }).hash(PW);
+  const pool = new PasswordPool({ params: TEST_POOL_PARAMS });
+  const hash = await pool.hash(PW);
   const store = await openPostgresStore({ url, maxBatch: 256, maxWaitMs: 2, poolSize: 1 });
   try {
+    // The admin console logs in with ADMIN_PASSWORD on any node.
+    await store.run("settings.set", {
+      key: "admin_password_hash",
+      value: await pool.hash(ADMIN_PASSWORD),
+    });
     for (const id of ids) {
       await store.run("endpoint.create", {
         id,
