@@ -309,11 +309,13 @@ function running(
         listeners.stopAccepting();
         mqtt.stop();
         messaging.stop();
+        // issue 30: no push loop claims any more; clear this node's marks and give its lease up
+        // while the store still takes writes (queued behind every claim already queued).
+        await cluster?.stop();
         await store.drain(config.timeouts.shutdown_drain_seconds * 1000);
         await mqtt.settle(SETTLE_MS);
         await broker.close();
         await listeners.close();
-        await cluster?.stop();
         await store.close(0);
         log.info("nixmsg stopped");
       })();
