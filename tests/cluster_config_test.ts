@@ -2,6 +2,8 @@
 // configuration and names bad keys. Serving as a cluster node: tests/cluster_test.ts.
 import assert from "node:assert/strict";
 import { makeTestHome, runCli } from "./helpers/server_process.ts";
+import { pgTestStore } from "./helpers/pg_test_store.ts";
+import { pgIgnored } from "../server/store/postgres/_testing.ts";
 
 const PG = { kind: "postgres", postgres_url: "postgres://nixmsg@127.0.0.1:1/nixmsg" };
 
@@ -26,4 +28,28 @@ Deno.test("check-config accepts a node's cluster keys and names the bad ones", a
   } finally {
     await home.cleanup();
   }
+});
+
+Deno.test({
+  name: "serve as a cluster node refuses to start when the NATS credentials file is unreadable",
+  ignore: pgIgnored(),
+  fn: async () => {
+    const pg = await pgTestStore();
+    const home = await makeTestHome({
+      ...pg.overrides,
+      cluster: {
+        node_id: "node-1",
+        nats_url: "nats://127.0.0.1:1",
+        nats_credentials: "/nonexistent/node.creds",
+      },
+    });
+    try {
+      const r = await runCli(home, ["serve"]);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /Cannot read cluster\.nats_credentials \/nonexistent\/node\.creds/);
+    } finally {
+      await home.cleanup();
+      await pg.drop();
+    }
+  },
 });

@@ -342,6 +342,18 @@ async function startCluster(
   p: { nodeId: string; app: App; mqtt: MqttApp; messaging: MessagingRuntime; address: string },
 ): Promise<ClusterParts> {
   const { nodeId, app, mqtt, messaging } = p;
+  let credentials: Uint8Array | null = null;
+  if (config.cluster.nats_credentials !== "") {
+    try {
+      credentials = await Deno.readFile(config.cluster.nats_credentials);
+    } catch (err) {
+      throw new StartupError(
+        `Cannot read cluster.nats_credentials ${config.cluster.nats_credentials}: ${
+          (err as Error).message
+        }`,
+      );
+    }
+  }
   const lease = await NodeLeaseKeeper.start({
     store: app.store,
     nodeId,
@@ -375,7 +387,7 @@ async function startCluster(
   const bus = NatsBus.open({
     url: config.cluster.nats_url,
     token: config.cluster.nats_token,
-    credentials: config.cluster.nats_credentials,
+    credentials,
     name: nodeId,
     log,
   }, node.handlers());

@@ -23,8 +23,8 @@ export interface NatsBusOptions {
   readonly url: string;
   /** `cluster.nats_token` ("" for none). A secret: never logged. */
   readonly token: string;
-  /** `cluster.nats_credentials`: path of a `.creds` file ("" for none). */
-  readonly credentials: string;
+  /** The content of the `cluster.nats_credentials` `.creds` file, or null for none. */
+  readonly credentials: Uint8Array | null;
   /** The client name NATS shows (the node id). */
   readonly name: string;
   readonly log: Logger;
@@ -58,7 +58,7 @@ export class NatsBus {
    * subscribed as soon as the first connection is up.
    *
    * @example
-   * const bus = NatsBus.open({ url, token: "", credentials: "", name: "node-1", log }, {
+   * const bus = NatsBus.open({ url, token: "", credentials: null, name: "node-1", log }, {
    *   "nixmsg.wake": (v) => console.log(v),
    * });
    * bus.publish("nixmsg.wake", { d: ["b"] });
@@ -67,7 +67,9 @@ export class NatsBus {
   static open(o: NatsBusOptions, handlers: Record<string, BusHandler>): NatsBus {
     const bus = new NatsBus(o);
     for (const [subject, fn] of Object.entries(handlers)) bus.#handlers.set(subject, fn);
-    void bus.#connect();
+    bus.#connect().catch((err) =>
+      o.log.error("NATS connection given up", { error: (err as Error).message })
+    );
     return bus;
   }
 
@@ -125,8 +127,8 @@ export class NatsBus {
   async #connect(): Promise<void> {
     const { log } = this.#o;
     const shown = this.#o.url.split(",").map((u) => redactUrl(u.trim())).join(",");
-    const authenticator = this.#o.credentials !== ""
-      ? credsAuthenticator(await Deno.readFile(this.#o.credentials))
+    const authenticator = this.#o.credentials !== null
+      ? credsAuthenticator(this.#o.credentials)
       : undefined;
     let attempt = 0;
     while (!this.#closed) {

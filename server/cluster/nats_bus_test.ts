@@ -51,7 +51,7 @@ Deno.test({
     const got: unknown[] = [];
     const w = waiter();
     const log = new Logger("error");
-    const opts = { url: nats.url, token: TOKEN, credentials: "", log, reconnectWaitMs: 200 };
+    const opts = { url: nats.url, token: TOKEN, credentials: null, log, reconnectWaitMs: 200 };
     const a = NatsBus.open({ ...opts, name: "a" }, {});
     const b = NatsBus.open({ ...opts, name: "b" }, {
       "t.x": (v) => {
@@ -97,7 +97,7 @@ Deno.test({
     const nats = await startNatsServer({ token: TOKEN });
     await nats.stop();
     const log = new Logger("error");
-    const base = { url: nats.url, credentials: "", log, reconnectWaitMs: 200 };
+    const base = { url: nats.url, credentials: null, log, reconnectWaitMs: 200 };
     const late = NatsBus.open({ ...base, token: TOKEN, name: "late" }, {});
     const wrong = NatsBus.open({ ...base, token: "wrong", name: "wrong" }, {});
     try {
