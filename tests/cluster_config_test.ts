@@ -1,8 +1,9 @@
 // issue 30 item 1: the cluster keys through the real CLI. check-config accepts a node's
-// configuration and names bad keys; `serve` refuses to start while cluster.nats_url is set,
-// because nodes cannot route to each other yet.
+// configuration and names bad keys. Serving as a cluster node: tests/cluster_test.ts.
 import assert from "node:assert/strict";
 import { makeTestHome, runCli } from "./helpers/server_process.ts";
+import { pgTestStore } from "./helpers/pg_test_store.ts";
+import { pgIgnored } from "../server/store/postgres/_testing.ts";
 
 const PG = { kind: "postgres", postgres_url: "postgres://nixmsg@127.0.0.1:1/nixmsg" };
 
@@ -29,15 +30,26 @@ Deno.test("check-config accepts a node's cluster keys and names the bad ones", a
   }
 });
 
-Deno.test("serve refuses to start with a NATS URL from the environment", async () => {
-  const home = await makeTestHome({ store: PG });
-  try {
-    home.env.NIXMSG_NODE_ID = "node-1";
-    home.env.NIXMSG_NATS_URL = "nats://127.0.0.1:4222";
-    const r = await runCli(home, ["serve"]);
-    assert.equal(r.code, 1);
-    assert.match(r.stderr, /not built yet \(issue 30\)/);
-  } finally {
-    await home.cleanup();
-  }
+Deno.test({
+  name: "serve as a cluster node refuses to start when the NATS credentials file is unreadable",
+  ignore: pgIgnored(),
+  fn: async () => {
+    const pg = await pgTestStore();
+    const home = await makeTestHome({
+      ...pg.overrides,
+      cluster: {
+        node_id: "node-1",
+        nats_url: "nats://127.0.0.1:1",
+        nats_credentials: "/nonexistent/node.creds",
+      },
+    });
+    try {
+      const r = await runCli(home, ["serve"]);
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /Cannot read cluster\.nats_credentials \/nonexistent\/node\.creds/);
+    } finally {
+      await home.cleanup();
+      await pg.drop();
+    }
+  },
 });

@@ -51,6 +51,11 @@ export interface App {
   webhooks?: WebhookDispatcher;
   readonly clock: () => number;
   /**
+   * A cluster node's relay of live frames (issue 30): frames for endpoints with no connection
+   * here go to the node holding them. Unset on a single node.
+   */
+  remoteFrames?: (endpointIds: readonly string[], bytes: Uint8Array) => void;
+  /**
    * The key a client address counts under in per-address rules and lockouts (issue 28): the
    * address itself for IPv4, its `limits.ipv6_prefix_bits` network for IPv6.
    */

@@ -14,6 +14,11 @@ export interface Conn {
   issuedToken: string | null;
   subscribed: boolean;
   handshaken: boolean;
+  /**
+   * The endpoint's `online_since` its handshake committed: the login revision a cluster node
+   * compares with another node's login (issue 30). Unset before the handshake.
+   */
+  onlineSince?: number;
   /** `hello.max_receive_bytes`, or null for no limit (spec 6.1). */
   maxReceiveBytes: number | null;
   helloTimer: ReturnType<typeof setTimeout> | null;

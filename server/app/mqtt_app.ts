@@ -241,6 +241,8 @@ export class MqttApp implements BrokerHooks {
       endpointId: conn.endpointId,
       connCode: conn.code,
       isCurrent: wasCurrent && app.conns.current(conn.endpointId) === undefined,
+      // issue 30: offline only if no later handshake (on any node) superseded this one.
+      ...(conn.onlineSince !== undefined ? { onlineSince: conn.onlineSince } : {}),
     }), {
       fields: { endpoint: conn.endpointId, conn: conn.code },
       onCommitted: () => {
@@ -269,17 +271,38 @@ export class MqttApp implements BrokerHooks {
   }
 
   /**
+   * A cluster node's link to the other nodes (issue 30): `fatal` and `kick` reach their
+   * connections of the endpoint too. Null on a single node.
+   */
+  remote: { close(endpointId: string, reason?: FatalReason): void } | null = null;
+
+  /**
    * Sends `fatal` and disconnects the endpoint's current connection (spec 6.8); used by admin
-   * disable, delete and password reset.
+   * disable, delete and password reset. On a cluster node, on the other nodes too.
    */
   async fatal(endpointId: string, reason: FatalReason): Promise<void> {
+    this.remote?.close(endpointId, reason);
+    await this.fatalLocal(endpointId, reason);
+  }
+
+  /** {@link fatal} on this node only (another node's admin asked for it). */
+  async fatalLocal(endpointId: string, reason: FatalReason): Promise<void> {
     const conn = this.#app.conns.current(endpointId);
     if (!conn) return;
     await this.#farewell(conn, encodeFrame({ v: 1, type: "fatal", reason }));
   }
 
-  /** Disconnects an endpoint's current connection without a frame (admin kick, spec 8). */
+  /**
+   * Disconnects an endpoint's current connection without a frame (admin kick, spec 8); true when
+   * this node held one. On a cluster node the other nodes close theirs too.
+   */
   kick(endpointId: string): boolean {
+    this.remote?.close(endpointId);
+    return this.kickLocal(endpointId);
+  }
+
+  /** {@link kick} on this node only. */
+  kickLocal(endpointId: string): boolean {
     const conn = this.#app.conns.current(endpointId);
     if (!conn) return false;
     this.#app.broker.disconnect(conn.code);

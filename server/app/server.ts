@@ -35,6 +35,11 @@ import { metricsRoutes } from "../metrics/routes.ts";
 import { instrumentRoutes } from "../metrics/instrument.ts";
 import { observeAck, observeDuePush } from "../metrics/metrics.ts";
 import { type MetricsHistory, startMetricsHistory } from "../metrics/history.ts";
+import { connCodePrefix } from "../store/ops/recovery.ts";
+import { NodeLeaseKeeper } from "../cluster/node_lease.ts";
+import { ClusterNode } from "../cluster/cluster_node.ts";
+import { NatsBus } from "../cluster/nats_bus.ts";
+import { VERSION } from "../version.ts";
 
 /** How often ended lockouts are looked for and logged. */
 const LOCK_SWEEP_MS = 1000;
@@ -51,6 +56,8 @@ export interface RunningServer {
   readonly messaging: MessagingRuntime;
   /** The broker itself; `app.broker` is it behind the live inbox's tap. */
   readonly broker: Broker;
+  /** This node's routing, when `cluster.nats_url` is set (issue 30); null on a single node. */
+  readonly cluster: ClusterNode | null;
   /** Stops accepting, drains the write queue (spec 7.8), closes everything. */
   close(): Promise<void>;
 }
@@ -63,6 +70,10 @@ export interface ServerOptions {
   historyIntervalMs?: number;
   /** How the store is opened (e.g. `signal`: give up waiting for an unreachable database). */
   store?: Partial<OpenStoreOptions>;
+  /** A cluster node's store poll period (ms); default 1 s. */
+  clusterPollMs?: number;
+  /** A cluster node's lease length (ms); default 15 s. */
+  clusterLeaseMs?: number;
 }
 
 /** Raised when `serve` cannot start; the CLI prints the message and exits 1. */
@@ -133,6 +144,7 @@ async function startLocked(
   let listeners: Listeners | null = null;
   let history: MetricsHistory | null = null;
   let dispatcher: WebhookDispatcher | null = null;
+  let cluster: ClusterParts | null = null;
   try {
     await store.run("context.configure", {
       graceMs: config.limits.grace_seconds * 1000,
@@ -140,7 +152,9 @@ async function startLocked(
       maxPendingPerReceiver: config.limits.max_pending_per_receiver,
       recordRetentionDays: config.record_retention_days,
     });
-    const recovered = await store.run("recovery.startup", {});
+    // issue 30: a cluster node recovers only its own connections' push marks.
+    const nodeId = config.cluster.nats_url !== "" ? config.cluster.node_id : null;
+    const recovered = await store.run("recovery.startup", nodeId === null ? {} : { nodeId });
     log.info("startup recovery", {
       deliveries: recovered.deliveries,
       endpoints: recovered.endpoints,
@@ -191,6 +205,7 @@ async function startLocked(
       maxPacketSize: config.limits.max_frame_bytes,
       log,
       hooks: mqtt,
+      ...(nodeId === null ? {} : { connCodePrefix: connCodePrefix(nodeId) }),
     });
     // Every downlink goes through the tap, so the live inbox sees what the device gets.
     app.broker = app.inbox.wrap(broker);
@@ -229,6 +244,15 @@ async function startLocked(
       }),
       onMqtt: (conn) => b.handle(conn),
     });
+    if (nodeId !== null) {
+      cluster = await startCluster(config, log, opts, {
+        nodeId,
+        app,
+        mqtt,
+        messaging,
+        address: hostPort(listeners.listen),
+      });
+    }
     await messaging.start();
     log.info("nixmsg serving", {
       listen: hostPort(listeners.listen),
@@ -244,9 +268,11 @@ async function startLocked(
       mqtt,
       messaging,
       history,
+      cluster,
     );
   } catch (err) {
     dispatcher?.stop();
+    await cluster?.stop();
     history?.close();
     await listeners?.close();
     await broker?.close();
@@ -265,6 +291,7 @@ function running(
   mqtt: MqttApp,
   messaging: MessagingRuntime,
   history: MetricsHistory,
+  cluster: ClusterParts | null,
 ): RunningServer {
   let closing: Promise<void> | null = null;
   // Lock ends are logged when they are due, not when someone next asks (issue 18).
@@ -281,6 +308,7 @@ function running(
     mqtt,
     messaging,
     broker,
+    cluster: cluster?.node ?? null,
     close() {
       // spec 7.8, in this order: stop accepting; let queued writes commit (bounded); send the
       // `resp` of every committed request; DISCONNECT 0x8B to MQTT 5 clients; close the rest.
@@ -291,6 +319,9 @@ function running(
         mqtt.stop();
         messaging.stop();
         app.webhooks?.stop();
+        // issue 30: no push loop claims any more; clear this node's marks and give its lease up
+        // while the store still takes writes (queued behind every claim already queued).
+        await cluster?.stop();
         await store.drain(config.timeouts.shutdown_drain_seconds * 1000);
         await mqtt.settle(SETTLE_MS);
         await broker.close();
@@ -300,6 +331,105 @@ function running(
       })();
       return closing;
     },
+  };
+}
+
+/** A running cluster node's parts (issue 30). */
+interface ClusterParts {
+  readonly node: ClusterNode;
+  /** Stops polling and NATS, clears this node's push marks, gives the lease up. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Joins the cluster (issue 30): takes this node's lease in the store (a node that cannot must not
+ * serve), connects to NATS in the background, routes wake-ups and logins, and starts the poll.
+ */
+async function startCluster(
+  config: Config,
+  log: Logger,
+  opts: ServerOptions,
+  p: { nodeId: string; app: App; mqtt: MqttApp; messaging: MessagingRuntime; address: string },
+): Promise<ClusterParts> {
+  const { nodeId, app, mqtt, messaging } = p;
+  let credentials: Uint8Array | null = null;
+  if (config.cluster.nats_credentials !== "") {
+    try {
+      credentials = await Deno.readFile(config.cluster.nats_credentials);
+    } catch (err) {
+      throw new StartupError(
+        `Cannot read cluster.nats_credentials ${config.cluster.nats_credentials}: ${
+          (err as Error).message
+        }`,
+      );
+    }
+  }
+  const lease = await NodeLeaseKeeper.start({
+    store: app.store,
+    nodeId,
+    address: p.address,
+    version: VERSION,
+    leaseMs: opts.clusterLeaseMs,
+    log,
+    // The other nodes may now treat this one as dead and push its deliveries elsewhere: let the
+    // clients go, so they reconnect to a node that holds its lease.
+    onLost: () => {
+      for (const conn of app.conns.all()) app.broker.disconnect(conn.code);
+    },
+  });
+  const node = new ClusterNode({
+    app,
+    nodeId,
+    waker: messaging,
+    sessions: {
+      fatalLocal: (e, r) => mqtt.fatalLocal(e, r),
+      kickLocal: (e) => mqtt.kickLocal(e),
+      postLocal: (ids, bytes) => {
+        for (const id of ids) {
+          const conn = app.conns.current(id);
+          if (conn?.handshaken && !conn.closed) app.broker.post(conn.code, bytes, 0);
+        }
+      },
+    },
+    log,
+    pollMs: opts.clusterPollMs,
+  });
+  const bus = NatsBus.open({
+    url: config.cluster.nats_url,
+    token: config.cluster.nats_token,
+    credentials,
+    name: nodeId,
+    log,
+  }, node.handlers());
+  messaging.remote = (d, r) => node.remoteWake(d, r);
+  mqtt.remote = { close: (e, reason) => node.closeElsewhere(e, reason) };
+  app.remoteFrames = (ids, bytes) => node.postElsewhere(ids, bytes);
+  mqtt.listen({
+    handshaken: (conn) => {
+      if (conn.onlineSince !== undefined) node.loggedIn(conn.endpointId, conn.onlineSince);
+    },
+  });
+  node.start(bus);
+  log.info("cluster node started", { node_id: nodeId, address: p.address });
+  let stopping: Promise<void> | null = null;
+  return {
+    node,
+    stop: () =>
+      stopping ??= (async () => {
+        messaging.remote = null;
+        mqtt.remote = null;
+        app.remoteFrames = undefined;
+        await node.stop();
+        await bus.close();
+        // Its connections are closed and wrote no disconnect (spec 7.8): release their marks now
+        // rather than at this node's next start, which may never come.
+        await app.store.run("recovery.startup", { nodeId }).catch((err) =>
+          log.warn("push marks not released; the node's next start or lease expiry does it", {
+            error: (err as Error).message,
+          })
+        );
+        await lease.stop();
+      })(),
   };
 }
 

@@ -90,9 +90,11 @@ class AedesBroker implements Broker {
   #counts = { tcp: 0, ws: 0 };
   #closing: Promise<void> | null = null;
   #busyLog: LogThrottle;
+  #codePrefix: string;
 
   constructor(opts: BrokerOptions) {
     this.#log = opts.log;
+    this.#codePrefix = opts.connCodePrefix ?? "";
     this.#busyLog = new LogThrottle(opts.log);
     this.#hooks = opts.hooks;
     this.#maxClients = opts.maxClients;
@@ -277,7 +279,7 @@ class AedesBroker implements Broker {
     }
     if (this.#full(facts.clientId)) return this.#refuseBusy(c, cb);
     const info: ConnectInfo = {
-      connCode: randomBytes(8).toString("hex"),
+      connCode: this.#codePrefix + randomBytes(8).toString("hex"),
       clientId: facts.clientId,
       username,
       password: pw ? new TextDecoder().decode(pw) : "",

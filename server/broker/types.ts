@@ -16,6 +16,11 @@ export interface BrokerOptions {
   readonly keepAliveMax?: number;
   readonly log: Logger;
   readonly hooks: BrokerHooks;
+  /**
+   * Put before every connection code (issue 30: `<node_id>.` on a cluster node, so that the push
+   * marks of a node's connections can be told apart in the shared store). Default none.
+   */
+  readonly connCodePrefix?: string;
 }
 
 /** What the broker knows about one connection when it asks to log in. */

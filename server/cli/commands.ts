@@ -167,15 +167,6 @@ async function adminInit(config: Config, io: Io): Promise<number> {
 
 /** Runs the server on `config` until SIGINT or SIGTERM; `serve` and `quickstart` end here. */
 async function serveWith(config: Config, io: Io): Promise<number> {
-  // issue 30: the configuration of a cluster is read and checked, but nodes cannot route to
-  // each other yet. Serving alone would look like a cluster and lose cross-node deliveries.
-  if (config.cluster.nats_url !== "") {
-    io.err(
-      "cluster.nats_url is set, but running several nodes is not built yet (issue 30).\n" +
-        "Unset cluster.nats_url (and NIXMSG_NATS_URL) to serve this node alone.",
-    );
-    return 1;
-  }
   const selfCheck = await argon2SelfCheck(new PasswordPool({ size: 1 }));
   if (selfCheck) {
     io.err(selfCheck);

@@ -11,7 +11,13 @@ import { migrate } from "./migrations.ts";
 const SERVER = new URL("../", import.meta.url).pathname;
 const STATEMENT = /const (SQL_[A-Z0-9_]+)\s*=\s*(?:`([^`$]*)`|"([^"]*)")/g;
 /** Statements that are meant to visit every delivery in a state (startup sweeps, counts). */
-const WALKS_A_STATE = new Set(["SQL_RECOVER_DELIVERIES", "SQL_OVERVIEW"]);
+const WALKS_A_STATE = new Set([
+  "SQL_RECOVER_DELIVERIES",
+  "SQL_OVERVIEW",
+  // A cluster node's restart and the release of a dead node's marks (issue 30): rare sweeps.
+  "SQL_RECOVER_NODE_DELIVERIES",
+  "SQL_UNMARK_NODE",
+]);
 /** Statements and the index their plan must search (not scan the whole table). */
 const MUST_SEARCH: Record<string, string> = {
   // The console's overview, every 10 s: only the deliveries that finished in the window.

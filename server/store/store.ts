@@ -205,6 +205,8 @@ export interface StoreOpenOptions {
 export interface PostgresStoreOptions extends StoreOpenOptions {
   /** `postgres://` or `postgresql://` URL with credentials; never log it unredacted. */
   url: string;
+  /** One node of a cluster (issue 30, `cluster.nats_url` set): several servers share the store. */
+  cluster?: boolean;
 }
 
 /** The database cannot be reached now; opening may succeed later (serve retries with backoff). */

@@ -97,7 +97,7 @@ export async function openStore(config: Config, opts: OpenStoreOptions): Promise
   for (let attempt = 1;; attempt++) {
     if (opts.signal?.aborted) throw new StoreOpenError("Start-up cancelled");
     try {
-      const store = await open({ ...base, url });
+      const store = await open({ ...base, url, cluster: config.cluster.nats_url !== "" });
       if (attempt > 1) log.info("database reachable again", { url: shown, attempts: attempt });
       return store;
     } catch (err) {

@@ -32,9 +32,14 @@ async function freePort(): Promise<number> {
 /**
  * Starts HAProxy on a free loopback port, relaying to `127.0.0.1:backendPort` from source
  * address 127.0.0.1 with a PROXY v2 header, its config file in `dir`. Resolves once `/healthz`
- * answers 200 through it.
+ * answers 200 through it. Several ports (the nodes of a cluster, issue 30) are balanced round
+ * robin, so consecutive connections land on consecutive nodes.
  */
-export async function startHaproxy(dir: string, backendPort: number): Promise<Haproxy> {
+export async function startHaproxy(
+  dir: string,
+  backendPort: number | readonly number[],
+): Promise<Haproxy> {
+  const ports = typeof backendPort === "number" ? [backendPort] : backendPort;
   const port = await freePort();
   const cfg = join(dir, "haproxy.cfg");
   await Deno.writeTextFile(
@@ -51,7 +56,8 @@ export async function startHaproxy(dir: string, backendPort: number): Promise<Ha
       `  bind 127.0.0.1:${port}`,
       "  default_backend nodes",
       "backend nodes",
-      `  server node1 127.0.0.1:${backendPort} send-proxy-v2 source 127.0.0.1`,
+      "  balance roundrobin",
+      ...ports.map((p, i) => `  server node${i + 1} 127.0.0.1:${p} send-proxy-v2 source 127.0.0.1`),
       "",
     ].join("\n"),
   );

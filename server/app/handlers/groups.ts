@@ -27,10 +27,14 @@ export function notifyGroup(
     endpoint_id: endpointId,
     at_ms: app.clock(),
   });
+  const elsewhere: string[] = [];
   for (const id of new Set(members)) {
     const conn = app.conns.current(id);
     if (conn?.handshaken && !conn.closed) app.broker.post(conn.code, bytes, 0);
+    else if (conn === undefined) elsewhere.push(id);
   }
+  // issue 30: members connected to other nodes get it from there.
+  app.remoteFrames?.(elsewhere, bytes);
 }
 
 /** Applies a committed membership change: revoked frames, receipts, the event (spec 7.6). */

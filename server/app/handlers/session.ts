@@ -26,7 +26,8 @@ const hello: Handler<"hello"> = async ({ app, conn, mqtt }, frame) => {
   if (limit !== null && encodeFrame(okResp(frame.rid, data)).length > limit) {
     throw new ProtocolError("response_too_large");
   }
-  await app.store.run("endpoint.handshake", { endpointId: conn.endpointId });
+  const online = await app.store.run("endpoint.handshake", { endpointId: conn.endpointId });
+  conn.onlineSince = online.onlineSince;
   conn.handshaken = true;
   if (conn.helloTimer) clearTimeout(conn.helloTimer);
   conn.helloTimer = null;

@@ -57,6 +57,11 @@ export class MessagingRuntime implements Messaging {
   #housekeepingTimer: ReturnType<typeof setInterval> | null = null;
   #cleaning = false;
   #stopped = false;
+  /**
+   * A cluster node's wake-ups for endpoints with no push loop or receipt pusher here (issue 30);
+   * null on a single node.
+   */
+  remote: ((deliveries: string[], receipts: string[]) => void) | null = null;
 
   constructor(app: App, mqtt: MqttApp, obs: MessagingObservers = {}) {
     this.#app = app;
@@ -91,7 +96,13 @@ export class MessagingRuntime implements Messaging {
   apply(fx: Effects): void {
     if (this.#stopped) return;
     this.#obs.applied?.(fx);
-    for (const id of new Set(fx.wake ?? [])) this.#pushLoopOf(id)?.wake();
+    const farDeliveries: string[] = [];
+    const farReceipts: string[] = [];
+    for (const id of new Set(fx.wake ?? [])) {
+      const loop = this.#pushLoopOf(id);
+      if (loop) loop.wake();
+      else farDeliveries.push(id);
+    }
     const bySender = new Map<string, ReceiptRow[]>();
     for (const r of fx.receipts ?? []) {
       const rows = bySender.get(r.senderId);
@@ -99,7 +110,12 @@ export class MessagingRuntime implements Messaging {
       else bySender.set(r.senderId, [r]);
     }
     for (const [sender, rows] of bySender) {
-      this.#receiptPusherOf(sender)?.offer(rows.sort((a, b) => a.receiptId - b.receiptId));
+      const pusher = this.#receiptPusherOf(sender);
+      if (pusher) pusher.offer(rows.sort((a, b) => a.receiptId - b.receiptId));
+      else farReceipts.push(sender);
+    }
+    if (this.remote !== null && farDeliveries.length + farReceipts.length > 0) {
+      this.remote(farDeliveries, farReceipts);
     }
     for (const n of fx.revoked ?? []) {
       const conn = n.connCode ? this.#app.conns.get(n.connCode) : undefined;
@@ -113,6 +129,16 @@ export class MessagingRuntime implements Messaging {
     for (const n of fx.revoked ?? []) void this.#frames.release(n.from, n.msgId);
     if (fx.framesSettled) return;
     for (const r of fx.receipts ?? []) void this.#frames.release(r.senderId, r.msgId);
+  }
+
+  /**
+   * Another node (or the cluster poll) says these endpoints have work in the store: wake the push
+   * loops and receipt pushers held here; ids not held here are ignored (issue 30).
+   */
+  wakeLocal(deliveries: readonly string[], receipts: readonly string[]): void {
+    if (this.#stopped) return;
+    for (const id of deliveries) this.#pushLoopOf(id)?.wake();
+    for (const id of receipts) this.#receiptPusherOf(id)?.wake();
   }
 
   /** Bytes of encoded `msg` frames held for pushing. */

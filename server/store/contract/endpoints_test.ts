@@ -116,3 +116,35 @@ contractTest(
     ]);
   },
 );
+
+contractTest(
+  "online_since moves forward on every handshake; a superseded connection's disconnect keeps the endpoint online",
+  async (s) => {
+    await s.addEndpoint("b");
+    // Two handshakes in the same millisecond (two nodes): each gets its own revision.
+    const h1 = await s.run("endpoint.handshake", { endpointId: "b" }, T0 + 100);
+    const h2 = await s.run("endpoint.handshake", { endpointId: "b" }, T0 + 100);
+    assert.equal(h1.onlineSince, T0 + 100);
+    assert.equal(h2.onlineSince, T0 + 101);
+    // The first connection closes later on its node: the second login is newer, so b stays online.
+    await s.run("endpoint.disconnect", {
+      endpointId: "b",
+      connCode: "n1.aa",
+      isCurrent: true,
+      onlineSince: h1.onlineSince,
+    }, T0 + 200);
+    assert.deepEqual(await s.rows("SELECT online_since, offline_since FROM endpoints"), [
+      { online_since: T0 + 101, offline_since: T0 },
+    ]);
+    // The current one's disconnect takes it offline.
+    await s.run("endpoint.disconnect", {
+      endpointId: "b",
+      connCode: "n2.bb",
+      isCurrent: true,
+      onlineSince: h2.onlineSince,
+    }, T0 + 300);
+    assert.deepEqual(await s.rows("SELECT offline_since FROM endpoints"), [
+      { offline_since: T0 + 300 },
+    ]);
+  },
+);

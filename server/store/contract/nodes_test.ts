@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { binaryArgs } from "../ops/_testing.ts";
 import { contractTest, T0 } from "./_stores.ts";
 
 // Node leases (issue 30 item 3) on both stores: take, renew, expire and start afresh, release.
@@ -38,3 +39,68 @@ contractTest(
     assert.deepEqual(await s.query("node.list", {}), []);
   },
 );
+
+contractTest(
+  "a dead node's push marks are released once its lease ran out, a live node's stay",
+  async (s) => {
+    await s.addEndpoint("a");
+    await s.addEndpoint("b");
+    await s.addEndpoint("c");
+    for (const [node, address] of [["n1", "n1:1"], ["n2", "n2:1"]]) {
+      await s.run("node.lease", { nodeId: node, address, version: "1", leaseMs: LEASE }, T0);
+    }
+    await s.run("context.connected", { endpointId: "b", connCode: "n1.aa" });
+    await s.run("context.connected", { endpointId: "c", connCode: "n2.bb" });
+    await s.run("message.submit", binaryArgs("k1", { keep: true, ttlSeconds: 3600 }));
+    await s.run("message.submit", binaryArgs("k2", { keep: true, ttlSeconds: 3600, toId: "c" }));
+    await s.run("delivery.claim", { endpointId: "b", connCode: "n1.aa", limit: 5 });
+    await s.run("delivery.claim", { endpointId: "c", connCode: "n2.bb", limit: 5 });
+    // Within the lease nothing is reaped.
+    assert.deepEqual(await s.run("node.reap", { limit: 10 }, T0 + LEASE - 1), {
+      nodes: [],
+      deliveries: 0,
+    });
+    // n2 renews, n1 does not: n1 is dead, its mark goes, n2's stays.
+    await s.run(
+      "node.lease",
+      { nodeId: "n2", address: "n2:1", version: "1", leaseMs: LEASE },
+      T0 + 10_000,
+    );
+    const late = T0 + LEASE + 1;
+    assert.deepEqual(await s.run("node.reap", { limit: 10 }, late), {
+      nodes: ["n1"],
+      deliveries: 1,
+    });
+    assert.deepEqual(
+      await s.rows("SELECT endpoint_id, pushed_conn FROM deliveries ORDER BY endpoint_id"),
+      [{ endpoint_id: "b", pushed_conn: null }, { endpoint_id: "c", pushed_conn: "n2.bb" }],
+    );
+    assert.deepEqual((await s.query("node.list", {})).map((n) => n.node_id), ["n2"]);
+    assert.deepEqual(await s.run("node.reap", { limit: 10 }, late), { nodes: [], deliveries: 0 });
+  },
+);
+
+contractTest("a cluster node's startup recovery clears only its own push marks", async (s) => {
+  await s.addEndpoint("a");
+  await s.addEndpoint("b", { onlineSince: T0 - 5, offlineSince: null });
+  await s.addEndpoint("c", { onlineSince: T0 - 5, offlineSince: null });
+  await s.run("context.connected", { endpointId: "b", connCode: "n1.aa" });
+  await s.run("context.connected", { endpointId: "c", connCode: "n10.bb" });
+  await s.run("message.submit", binaryArgs("k1", { keep: true, ttlSeconds: 3600 }));
+  await s.run("message.submit", binaryArgs("k2", { keep: true, ttlSeconds: 3600, toId: "c" }));
+  await s.run("delivery.claim", { endpointId: "b", connCode: "n1.aa", limit: 5 });
+  await s.run("delivery.claim", { endpointId: "c", connCode: "n10.bb", limit: 5 });
+  // "n1." is not a prefix of "n10.": node n10's mark stays; no endpoint goes offline.
+  assert.deepEqual(await s.run("recovery.startup", { nodeId: "n1" }, T0 + 10), {
+    deliveries: 1,
+    endpoints: 0,
+  });
+  assert.deepEqual(
+    await s.rows("SELECT endpoint_id, pushed_conn FROM deliveries ORDER BY endpoint_id"),
+    [{ endpoint_id: "b", pushed_conn: null }, { endpoint_id: "c", pushed_conn: "n10.bb" }],
+  );
+  assert.deepEqual(
+    await s.rows("SELECT id, offline_since FROM endpoints WHERE id <> 'a' ORDER BY id"),
+    [{ id: "b", offline_since: null }, { id: "c", offline_since: null }],
+  );
+});

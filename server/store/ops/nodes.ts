@@ -3,6 +3,8 @@
 // be treated as dead. The row says which address the node listens on and which version it runs.
 import type { DatabaseSync } from "node:sqlite";
 import { prepareCached } from "../db.ts";
+import { opsContext } from "./context.ts";
+import { connCodePrefix } from "./recovery.ts";
 
 /** Args of `node.lease`. */
 export interface NodeLeaseArgs {
@@ -38,6 +40,25 @@ const SQL_LEASE =
     lease_until = excluded.lease_until, renewed_at = excluded.renewed_at
   RETURNING started_at, lease_until`;
 const SQL_RELEASE = "DELETE FROM nodes WHERE node_id = ?";
+const SQL_EXPIRED = "SELECT node_id FROM nodes WHERE lease_until < ? ORDER BY node_id LIMIT ?";
+const SQL_REAP_ONE = "DELETE FROM nodes WHERE node_id = ? AND lease_until < ?";
+const SQL_UNMARK_NODE = `UPDATE deliveries SET pushed_conn = NULL, updated_at = ?,
+  expire_at = CASE WHEN expire_at IS NULL OR expire_at < ? THEN ? ELSE expire_at END
+  WHERE state = 'pending' AND substr(pushed_conn, 1, length(?)) = ?`;
+
+/** Args of `node.reap`. */
+export interface NodeReapArgs {
+  /** The most dead nodes handled in one op. */
+  limit: number;
+}
+
+/** Result of `node.reap`. */
+export interface NodeReapResult {
+  /** The nodes whose lease had run out, now removed. */
+  nodes: string[];
+  /** Push marks of their connections cleared (the deliveries wait to be pushed again). */
+  deliveries: number;
+}
 
 /**
  * `node.lease`: takes or renews this node's lease until `now + leaseMs`. A node whose earlier
@@ -60,8 +81,30 @@ export function release(db: DatabaseSync, a: NodeReleaseArgs, _now: number): boo
   return prepareCached(db, SQL_RELEASE).run(a.nodeId).changes > 0;
 }
 
+/**
+ * `node.reap` (issue 30): a node whose lease ran out counts as dead. The push marks of its
+ * connections (codes `<nodeId>.…`) are cleared, as its own `recovery.startup` would do, so
+ * another node pushes those deliveries again (not-kept ones wait at least the grace period for
+ * the endpoint to come back), and its row goes. Any node may run it; a node that renews later
+ * takes its lease afresh.
+ */
+export function reap(db: DatabaseSync, a: NodeReapArgs, now: number): NodeReapResult {
+  const rows = prepareCached(db, SQL_EXPIRED).all(now, a.limit) as { node_id: string }[];
+  const until = now + opsContext.limits.graceMs;
+  const nodes: string[] = [];
+  let deliveries = 0;
+  for (const { node_id } of rows) {
+    if (Number(prepareCached(db, SQL_REAP_ONE).run(node_id, now).changes) === 0) continue;
+    const p = connCodePrefix(node_id);
+    deliveries += Number(prepareCached(db, SQL_UNMARK_NODE).run(now, until, until, p, p).changes);
+    nodes.push(node_id);
+  }
+  return { nodes, deliveries };
+}
+
 /** The node ops, merged into the writer's registry in `mod.ts`. */
 export const nodeOps = {
   "node.lease": lease,
   "node.release": release,
+  "node.reap": reap,
 };

@@ -5,7 +5,11 @@ import { disconnected, opsContext } from "./context.ts";
 // Connection lifecycle and restart recovery: both decide how long deliveries wait for an
 // endpoint that is not there (spec 7.5 握手完成时 / 任一连接断开时, 7.8).
 
-const SQL_ONLINE = "UPDATE endpoints SET online_since = ? WHERE id = ?";
+// online_since only moves forward, by at least 1 ms per handshake: it is the endpoint's login
+// revision, so that of two logins on different cluster nodes exactly one is the last (issue 30).
+const SQL_ONLINE = `UPDATE endpoints SET online_since = MAX(?, COALESCE(online_since, 0) + 1)
+  WHERE id = ? RETURNING online_since`;
+const SQL_ONLINE_NOW = "SELECT online_since FROM endpoints WHERE id = ?";
 const SQL_OFFLINE = "UPDATE endpoints SET offline_since = ? WHERE id = ?";
 const SQL_CLEAR_GRACE = `UPDATE deliveries SET expire_at = NULL, updated_at = ?
   WHERE endpoint_id = ? AND state = 'pending' AND keep = 0 AND expire_at IS NOT NULL`;
@@ -20,6 +24,9 @@ const SQL_CLEAR_MARKS = `UPDATE deliveries SET pushed_conn = NULL, updated_at = 
 const SQL_RECOVER_DELIVERIES = `UPDATE deliveries SET pushed_conn = NULL, updated_at = ?,
   expire_at = CASE WHEN expire_at IS NULL OR expire_at < ? THEN ? ELSE expire_at END
   WHERE state = 'pending'`;
+const SQL_RECOVER_NODE_DELIVERIES = `UPDATE deliveries SET pushed_conn = NULL, updated_at = ?,
+  expire_at = CASE WHEN expire_at IS NULL OR expire_at < ? THEN ? ELSE expire_at END
+  WHERE state = 'pending' AND substr(pushed_conn, 1, length(?)) = ?`;
 const SQL_RECOVER_ENDPOINTS = `UPDATE endpoints SET offline_since = ?
   WHERE online_since IS NOT NULL AND (offline_since IS NULL OR online_since > offline_since)`;
 
@@ -38,9 +45,11 @@ export function handshake(
   args: HandshakeArgs,
   now: number,
 ): { onlineSince: number; cleared: number } {
-  prepareCached(db, SQL_ONLINE).run(now, args.endpointId);
+  const row = prepareCached(db, SQL_ONLINE).get(now, args.endpointId) as
+    | { online_since: number }
+    | undefined;
   const r = prepareCached(db, SQL_CLEAR_GRACE).run(now, args.endpointId);
-  return { onlineSince: now, cleared: Number(r.changes) };
+  return { onlineSince: row?.online_since ?? now, cleared: Number(r.changes) };
 }
 
 /** Args of `endpoint.disconnect`. */
@@ -49,6 +58,26 @@ export interface DisconnectArgs {
   connCode: string;
   /** Whether this was the endpoint's current connection (not one already taken over). */
   isCurrent: boolean;
+  /**
+   * The `onlineSince` its handshake returned (cluster nodes pass it). Then the endpoint goes
+   * offline only while no later handshake, on any node, has moved `online_since` past it.
+   */
+  onlineSince?: number;
+}
+
+/** Args of `recovery.startup`. */
+export interface StartupArgs {
+  /**
+   * A cluster node's id (issue 30): only the push marks of this node's connections (codes
+   * `<nodeId>.…`) are cleared, and endpoints are left as they are, since the other nodes still
+   * hold theirs. Without it the restart counts for every connection, as on a single node.
+   */
+  nodeId?: string;
+}
+
+/** The prefix of every connection code a cluster node hands out. */
+export function connCodePrefix(nodeId: string): string {
+  return `${nodeId}.`;
 }
 
 /**
@@ -67,7 +96,7 @@ export function disconnect(
   args: DisconnectArgs,
   now: number,
 ): { cleared: number } {
-  if (args.isCurrent) {
+  if (args.isCurrent && stillOnline(db, args)) {
     const until = now + opsContext.limits.graceMs;
     prepareCached(db, SQL_OFFLINE).run(now, args.endpointId);
     prepareCached(db, SQL_GRACE_NOT_KEPT).run(until, now, args.endpointId, until);
@@ -76,6 +105,15 @@ export function disconnect(
   const r = prepareCached(db, SQL_CLEAR_MARKS).run(now, args.endpointId, args.connCode);
   disconnected(db, { endpointId: args.endpointId, connCode: args.connCode }, now);
   return { cleared: Number(r.changes) };
+}
+
+/** False when a later handshake than this connection's moved `online_since` on (issue 30). */
+function stillOnline(db: DatabaseSync, args: DisconnectArgs): boolean {
+  if (args.onlineSince === undefined) return true;
+  const row = prepareCached(db, SQL_ONLINE_NOW).get(args.endpointId) as
+    | { online_since: number | null }
+    | undefined;
+  return row === undefined || row.online_since === null || row.online_since <= args.onlineSince;
 }
 
 /**
@@ -87,10 +125,15 @@ export function disconnect(
  */
 export function startup(
   db: DatabaseSync,
-  _args: Record<string, never>,
+  args: StartupArgs,
   now: number,
 ): { deliveries: number; endpoints: number } {
   const until = now + opsContext.limits.graceMs;
+  if (args.nodeId !== undefined) {
+    const p = connCodePrefix(args.nodeId);
+    const d = prepareCached(db, SQL_RECOVER_NODE_DELIVERIES).run(now, until, until, p, p);
+    return { deliveries: Number(d.changes), endpoints: 0 };
+  }
   const d = prepareCached(db, SQL_RECOVER_DELIVERIES).run(now, until, until);
   const e = prepareCached(db, SQL_RECOVER_ENDPOINTS).run(now);
   return { deliveries: Number(d.changes), endpoints: Number(e.changes) };

@@ -119,7 +119,7 @@ class PostgresStore implements Store {
     this.#schema = opts.schema;
     this.#log = opts.log;
     this.#reader = readerOn(sql);
-    this.#writer = new PgWriter(sql, pgOps, newPgOpsContext(), {
+    this.#writer = new PgWriter(sql, pgOps, newPgOpsContext({ cluster: opts.cluster }), {
       maxBatch: opts.maxBatch,
       clock: opts.clock,
       log: opts.log,

@@ -52,11 +52,21 @@ export interface PgOpsContext {
   /** Endpoint id -> its live connection codes ("" when the caller gives none). */
   readonly connections: Map<string, Set<string>>;
   limits: OpsLimits;
+  /**
+   * A cluster node (issue 30): `connected` holds this node's connections only, so dispatch also
+   * counts an endpoint online in the store as connected.
+   */
+  readonly cluster: boolean;
 }
 
 /** A fresh context with the defaults of spec 11.1. */
-export function newPgOpsContext(): PgOpsContext {
-  return { connected: new Set(), connections: new Map(), limits: { ...DEFAULT_OPS_LIMITS } };
+export function newPgOpsContext(o: { cluster?: boolean } = {}): PgOpsContext {
+  return {
+    connected: new Set(),
+    connections: new Map(),
+    limits: { ...DEFAULT_OPS_LIMITS },
+    cluster: o.cluster ?? false,
+  };
 }
 
 /** A {@link PgReader} on the pool: each statement on any free connection, in autocommit. */

@@ -8,6 +8,9 @@ import { execScript, type PgConnection, type PgPool, query, sendNow } from "./sq
 /** A table of PostgreSQL ops by name, such as `pgOps` in `ops/mod.ts`. */
 export type PgOpRegistry = Record<string, PgOp<never, unknown>>;
 
+/** Held by every batch of a cluster node until its COMMIT (not the migrations' key). */
+const SQL_CLUSTER_BATCH_LOCK = "SELECT pg_advisory_xact_lock(7269826384)";
+
 /** Options of {@link PgWriter}. */
 export interface PgWriterOptions {
   /** Most ops per transaction (spec 7.2: 256). */
@@ -259,6 +262,10 @@ export class PgWriter<R extends PgOpRegistry = PgOpRegistry> {
   async #attempt(conn: PgConnection, batch: Queued[], pipelined: boolean): Promise<Settled[]> {
     // Statements nobody waited for: BEGIN, savepoint releases, the ops' sends (pipelined).
     const inflight: Promise<unknown>[] = [sendNow(conn, "BEGIN")];
+    // Cluster nodes (issue 30): one batch at a time over all nodes. Two nodes' batches took the
+    // counter and quota rows of their ops in different orders and deadlocked (506 in a 3-node
+    // benchmark); pipelined, so it costs no round trip of its own.
+    if (this.#ctx.cluster) inflight.push(sendNow(conn, SQL_CLUSTER_BATCH_LOCK));
     const settled: Settled[] = [];
     const sealed: (() => Promise<void>)[] = [];
     for (const item of batch) {

@@ -306,3 +306,34 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "a cluster node's batch waits for the cluster batch lock; a single node's does not",
+  ignore: pgIgnored(),
+  fn: async () => {
+    const db = await pgTestDb({ migrate: false });
+    await execScript(db.sql, SETUP);
+    const cluster = new PgWriter(db.sql, testOps, newPgOpsContext({ cluster: true }));
+    const single = new PgWriter(db.sql, testOps, newPgOpsContext());
+    // Another node's batch, held open: it holds the same transaction-level lock.
+    const other = connectPostgres({ url: db.url, schema: db.schema, max: 1 });
+    try {
+      const held = await other.reserve();
+      await execScript(held, "BEGIN");
+      await query(held, "SELECT pg_advisory_xact_lock(7269826384)");
+      let clusterDone = false;
+      const waiting = cluster.run("put", { k: "c", v: 1 }).then(() => (clusterDone = true));
+      await single.run("put", { k: "s", v: 1 });
+      assert.equal(clusterDone, false, "the cluster batch waits for the lock");
+      await execScript(held, "COMMIT");
+      held.release();
+      await waiting;
+      assert.equal(clusterDone, true);
+    } finally {
+      await cluster.close();
+      await single.close();
+      await other.end();
+      await db.drop();
+    }
+  },
+});

@@ -196,6 +196,17 @@ const CHECKS: { readonly [K in keyof Queries]: Check } = {
       [],
     );
   },
+  "cluster.waiting": async (q, fx) => {
+    // m3 waits for b, unpushed; a has not acknowledged m1's receipt; c has nothing.
+    assert.deepEqual(await q("cluster.waiting", { ids: ["a", "b", "c", "zz"], now: fx.now }), {
+      deliveries: ["b"],
+      receipts: ["a"],
+    });
+    assert.deepEqual(await q("cluster.waiting", { ids: [], now: fx.now }), {
+      deliveries: [],
+      receipts: [],
+    });
+  },
   "presence.times": async (q) => {
     const rows = await q("presence.times", { ids: ["a", "zz"] });
     assert.deepEqual(rows.map((r) => r.id), ["a"]);

@@ -38,6 +38,7 @@ import { groupPage, listMyGroups } from "./groups.ts";
 import { anyPendingDelivery, sendKeyExists } from "./messages.ts";
 import { latencyAtRanks, windowCounts } from "./metrics.ts";
 import { listNodes } from "./nodes.ts";
+import { waitingWork } from "./cluster.ts";
 import { type AuditFilter, listAudit } from "./audit.ts";
 import { readSetting, type SettingKey } from "./settings.ts";
 import { frameSource, messageStatus, nextDueAt, pendingReceipts } from "./status.ts";
@@ -68,6 +69,9 @@ export const queries = {
   "message.next_due_at": (db: Db, _a: None) => nextDueAt(db),
   "receipt.pending": (db: Db, a: { senderId: string; afterReceiptId: number; limit: number }) =>
     pendingReceipts(db, a.senderId, a.afterReceiptId, a.limit),
+  // a cluster node's bounded poll (issue 30)
+  "cluster.waiting": (db: Db, a: { ids: readonly string[]; now: number }) =>
+    waitingWork(db, a.ids, a.now),
 
   // webhooks (issue 34)
   "webhook.get": (db: Db, a: { endpointId: string }) => webhookById(db, a.endpointId),

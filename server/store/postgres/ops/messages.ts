@@ -36,8 +36,8 @@ const SQL_SEND_KEY_AND_MESSAGE = `SELECT k.request_sha256, k.created_at, m.seq, 
 // sender's talk hash (for the reply grant) and its unfinished-message count.
 const SQL_SUBMIT_FACTS = `SELECT k.request_sha256, k.created_at, m.seq, m.send_at, m.state,
     t.id AS target_id, t.enabled AS target_enabled, t.offline_since AS target_offline_since,
-    t.talk_hash AS target_talk_hash, g.id AS group_id, gm.endpoint_id AS member_id,
-    s.talk_hash AS sender_talk_hash, coalesce(q.n, 0) AS sender_pending,
+    t.online_since AS target_online_since, t.talk_hash AS target_talk_hash, g.id AS group_id,
+    gm.endpoint_id AS member_id, s.talk_hash AS sender_talk_hash, coalesce(q.n, 0) AS sender_pending,
     coalesce(qt.n, 0) AS target_pending
   FROM (SELECT 1) AS one
   LEFT JOIN send_keys k ON k.sender_id = $1 AND k.msg_id = $2
@@ -89,12 +89,13 @@ const SQL_INSERT_SEND_KEY = `INSERT INTO send_keys (sender_id, msg_id, request_s
 const SQL_MARK_DISPATCHED =
   "UPDATE messages SET state = 'dispatched' WHERE seq = $1 AND state = 'scheduled'";
 // With each recipient's pending count (the quota of spec 7.3): one dispatch gives a recipient
-// one delivery, so the count read here stays exact while its deliveries are written.
-const SQL_ENDPOINT_RECIPIENT = `SELECT e.id, e.enabled, e.offline_since,
+// one delivery, so the count read here stays exact while its deliveries are written. A cluster
+// node (issue 30) also reads `online_since`: the endpoint may be connected to another node.
+const SQL_ENDPOINT_RECIPIENT = `SELECT e.id, e.enabled, e.offline_since, e.online_since,
     coalesce(q.n, 0) AS pending
   FROM endpoints e LEFT JOIN quota_counts q ON q.kind = 'receiver' AND q.id = e.id
   WHERE e.id = $1`;
-const SQL_GROUP_RECIPIENTS = `SELECT e.id, e.enabled, e.offline_since,
+const SQL_GROUP_RECIPIENTS = `SELECT e.id, e.enabled, e.offline_since, e.online_since,
     coalesce(q.n, 0) AS pending
   FROM group_members gm
   JOIN endpoints e ON e.id = gm.endpoint_id
@@ -117,6 +118,8 @@ interface Recipient {
   offline_since: number | null;
   /** Its pending deliveries (trigger-kept `quota_counts`), read with the row. */
   pending: number;
+  /** Read for a cluster node (issue 30): the endpoint may be connected to another node. */
+  online_since: number | null;
 }
 
 interface Target extends Recipient {
@@ -164,11 +167,14 @@ async function withClaim(
  * where this is not tried. Null (nothing sent) when it does not apply.
  */
 function submitSpeculated(t: PgTx, args: SubmitArgs, now: number): Promise<SubmitResult> | null {
-  if (!t.speculative || args.toKind !== "endpoint") return null;
+  // A cluster node (issue 30) places by what the store says of other nodes' connections, which
+  // the op reads: it sends nothing early.
+  if (!t.speculative || args.toKind !== "endpoint" || t.ctx.cluster) return null;
   // The context as the op found it: the answers are read after later ops of the batch ran.
   const at = {
     limits: t.ctx.limits,
     connected: new Set(t.ctx.connected.has(args.toId) ? [args.toId] : []),
+    cluster: false,
   };
   const direct = args.sendAt <= now;
   const expected: Placement | null = !direct
@@ -289,6 +295,7 @@ interface SubmitFacts extends KeyAndRecord {
   target_id: string | null;
   target_enabled: number | null;
   target_offline_since: number | null;
+  target_online_since: number | null;
   target_talk_hash: string | null;
   group_id: string | null;
   member_id: string | null;
@@ -319,6 +326,7 @@ function targetOf(f: SubmitFacts, args: SubmitArgs): Target | null {
       enabled: f.target_enabled,
       offline_since: f.target_offline_since,
       pending: f.target_pending,
+      online_since: f.target_online_since,
       talk_hash: f.target_talk_hash,
     };
   }
@@ -467,7 +475,7 @@ type Placement = [
 
 /** Where `r`'s delivery goes, by the limits and live connections of `ctx`. */
 function placeDelivery(
-  ctx: Pick<PgOpsContext, "limits" | "connected">,
+  ctx: Pick<PgOpsContext, "limits" | "connected" | "cluster">,
   msg: Pick<MessageRow, "keep" | "ttl_seconds">,
   r: Recipient,
   now: number,
@@ -478,11 +486,22 @@ function placeDelivery(
     return ["rejected", "queue_full", null];
   }
   if (msg.keep === 1) return ["pending", "", now + msg.ttl_seconds * 1000];
-  if (ctx.connected.has(r.id)) return ["pending", "", null];
+  if (ctx.connected.has(r.id) || (ctx.cluster && onlineElsewhere(r))) {
+    return ["pending", "", null];
+  }
   if (r.offline_since !== null && now < r.offline_since + graceMs) {
     return ["pending", "", r.offline_since + graceMs];
   }
   return ["dropped", "offline", null];
+}
+
+/**
+ * In a cluster (issue 30) the connection table of this process sees only its own node: an
+ * endpoint whose last handshake is newer than its last disconnect is connected to some node.
+ */
+function onlineElsewhere(r: Recipient): boolean {
+  if (r.online_since === null) return false;
+  return r.offline_since === null || Number(r.online_since) > Number(r.offline_since);
 }
 
 /** `message.dispatch_due` (spec 7.4): each message in its own savepoint. */

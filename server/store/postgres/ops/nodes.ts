@@ -1,4 +1,11 @@
-import type { NodeLease, NodeLeaseArgs, NodeReleaseArgs } from "../../ops/nodes.ts";
+import type {
+  NodeLease,
+  NodeLeaseArgs,
+  NodeReapArgs,
+  NodeReapResult,
+  NodeReleaseArgs,
+} from "../../ops/nodes.ts";
+import { connCodePrefix } from "../../ops/recovery.ts";
 import type { PgTx } from "../op.ts";
 
 const SQL_LEASE =
@@ -10,6 +17,14 @@ const SQL_LEASE =
     lease_until = excluded.lease_until, renewed_at = excluded.renewed_at
   RETURNING started_at, lease_until`;
 const SQL_RELEASE = "DELETE FROM nodes WHERE node_id = $1";
+// SKIP LOCKED: two nodes reaping at once take different dead nodes, never wait on each other.
+const SQL_REAP = `DELETE FROM nodes WHERE node_id IN (
+    SELECT node_id FROM nodes WHERE lease_until < $1 ORDER BY node_id LIMIT $2
+    FOR UPDATE SKIP LOCKED)
+  AND lease_until < $1 RETURNING node_id`;
+const SQL_UNMARK_NODE = `UPDATE deliveries SET pushed_conn = NULL, updated_at = $1,
+  expire_at = CASE WHEN expire_at IS NULL OR expire_at < $2 THEN $2 ELSE expire_at END
+  WHERE state = 'pending' AND left(pushed_conn, length($3)) = $3`;
 
 /** `node.lease`, the twin of server/store/ops/nodes.ts. */
 async function lease(t: PgTx, a: NodeLeaseArgs, now: number): Promise<NodeLease> {
@@ -29,8 +44,21 @@ async function release(t: PgTx, a: NodeReleaseArgs, _now: number): Promise<boole
     .length > 0;
 }
 
+/** `node.reap`, the twin of server/store/ops/nodes.ts. */
+async function reap(t: PgTx, a: NodeReapArgs, now: number): Promise<NodeReapResult> {
+  const rows = await t.q<{ node_id: string }>(SQL_REAP, [now, a.limit]);
+  const until = now + t.ctx.limits.graceMs;
+  const nodes = rows.map((r) => r.node_id).sort();
+  let deliveries = 0;
+  for (const node of nodes) {
+    deliveries += (await t.q(SQL_UNMARK_NODE, [now, until, connCodePrefix(node)])).count;
+  }
+  return { nodes, deliveries };
+}
+
 /** The node ops. */
 export const pgNodeOps = {
   "node.lease": lease,
   "node.release": release,
+  "node.reap": reap,
 };

@@ -2,6 +2,7 @@
 // same args and result. The type of `pgQueries` makes the compiler prove it.
 import type { QueryImplementations } from "../../store.ts";
 import { listNodes } from "./nodes.ts";
+import { waitingWork } from "./cluster.ts";
 import { listAudit } from "./audit.ts";
 import { dueWebhooks, listWebhooks, webhookBacklog, webhookById } from "../ops/webhooks.ts";
 import type { PgReader } from "../op.ts";
@@ -55,6 +56,7 @@ export const pgQueries: PgQueries = {
   "message.any_pending": (r, a) => anyPendingDelivery(r, a.seq),
   "message.next_due_at": (r, _a) => nextDueAt(r),
   "receipt.pending": (r, a) => pendingReceipts(r, a.senderId, a.afterReceiptId, a.limit),
+  "cluster.waiting": (r, a) => waitingWork(r, a.ids, a.now),
 
   "presence.times": (r, a) => presenceTimes(r, a.ids),
   "directory.list": (r, a) => directoryPage(r, a.cursor, a.limit, a.query),

@@ -1,0 +1,345 @@
+/**
+ * One node of a cluster (issue 30): several `nixmsg serve` processes on one PostgreSQL store,
+ * with NATS between them as a notifier. The store is the truth; NATS only shortens the wait.
+ *
+ * - **Wake-ups.** A committed op whose deliveries or receipts are for an endpoint with no push
+ *   loop on this node publishes its id on {@link WAKE_SUBJECT}; every node wakes the push loop or
+ *   receipt pusher it holds for those ids (they then claim or read from the store, as always).
+ * - **Logins.** A handshake moves the endpoint's `online_since` forward (its login revision);
+ *   the node publishes it on {@link LOGIN_SUBJECT}. A node holding an older handshaken
+ *   connection of that endpoint closes it with 0x8E (session taken over): the last handshake
+ *   wins, on every node, by the revision the store gave it.
+ * - **The poll.** Every `pollMs` the node asks the store which of its endpoints have unpushed
+ *   deliveries or unacknowledged receipts and wakes them, closes connections a later handshake
+ *   elsewhere superseded, and arms the scheduler for the next due message. A lost NATS message
+ *   (NATS down, reconnecting) only delays work until this poll.
+ * - **Dead nodes.** Every `reapMs` the node releases the push marks of nodes whose lease in the
+ *   store ran out (`node.reap`), so their deliveries are pushed again to wherever the endpoint
+ *   reconnects.
+ */
+import type { Conn, ConnectionTable } from "../app/connections.ts";
+import type { Broker } from "../broker/types.ts";
+import type { Store } from "../store/store.ts";
+import type { FatalReason } from "../protocol/frames.ts";
+import type { Logger } from "../log/log.ts";
+import type { BusHandler } from "./nats_bus.ts";
+
+/** Where a committed op's wake-ups for endpoints held by other nodes go. */
+export const WAKE_SUBJECT = "nixmsg.cluster.wake";
+/** Where a handshake's login revision goes. */
+export const LOGIN_SUBJECT = "nixmsg.cluster.login";
+/** Where an admin `fatal` (disable, delete, password reset) or kick goes to the other nodes. */
+export const CLOSE_SUBJECT = "nixmsg.cluster.close";
+/** Where a live frame (QoS 0, not stored: a group event) for endpoints held elsewhere goes. */
+export const FRAME_SUBJECT = "nixmsg.cluster.frame";
+
+/** MQTT 5 DISCONNECT reason: session taken over. */
+const SESSION_TAKEN_OVER = 0x8e;
+/** How many endpoint ids one poll query asks about. */
+const POLL_CHUNK = 500;
+/** How many dead nodes one `node.reap` handles. */
+const REAP_LIMIT = 16;
+
+/** A wake-up on {@link WAKE_SUBJECT}. */
+export interface WakeNotice {
+  /** The publishing node. */
+  readonly n: string;
+  /** Endpoints with new pending deliveries. */
+  readonly d: readonly string[];
+  /** Endpoints (senders) with new receipts. */
+  readonly r: readonly string[];
+}
+
+/** A login on {@link LOGIN_SUBJECT}. */
+export interface LoginNotice {
+  readonly n: string;
+  /** The endpoint. */
+  readonly e: string;
+  /** Its `online_since` after the handshake: the login revision. */
+  readonly v: number;
+}
+
+/** A close on {@link CLOSE_SUBJECT}: `fatal` with a reason, or a kick (no frame). */
+export interface CloseNotice {
+  readonly n: string;
+  readonly e: string;
+  /** The `fatal` reason; absent for a kick. */
+  readonly r?: FatalReason;
+}
+
+/** A live frame on {@link FRAME_SUBJECT} for the current connections of `e`. */
+export interface FrameNotice {
+  readonly n: string;
+  readonly e: readonly string[];
+  /** The encoded frame (UTF-8 JSON). */
+  readonly f: string;
+}
+
+/** The local connections, as another node's close or frame reaches them. */
+export interface LocalSessions {
+  /** Sends `fatal` and closes the endpoint's connection on this node only. */
+  fatalLocal(endpointId: string, reason: FatalReason): Promise<void>;
+  /** Closes the endpoint's connection on this node only, without a frame. */
+  kickLocal(endpointId: string): boolean;
+  /** Posts `bytes` (QoS 0) to the handshaken current connections of `ids` on this node. */
+  postLocal(ids: readonly string[], bytes: Uint8Array): void;
+}
+
+/** What the node needs of the bus. */
+export interface ClusterBus {
+  publish(subject: string, value: unknown): void;
+  readonly connected: boolean;
+}
+
+/** What the node needs of the messaging runtime. */
+export interface LocalWaker {
+  /** Wakes the push loops and receipt pushers this node holds for these endpoints. */
+  wakeLocal(deliveries: readonly string[], receipts: readonly string[]): void;
+  /** Arms the scheduler for a message due at `sendAt`. */
+  scheduled(sendAt: number): void;
+}
+
+/** Options of {@linkcode ClusterNode}. */
+export interface ClusterNodeOptions {
+  readonly app: {
+    readonly store: Pick<Store, "run" | "query">;
+    readonly conns: ConnectionTable;
+    readonly broker: Pick<Broker, "disconnect">;
+    readonly clock: () => number;
+  };
+  readonly nodeId: string;
+  readonly waker: LocalWaker;
+  /** Where other nodes' closes and frames go; without it they are ignored. */
+  readonly sessions?: LocalSessions;
+  readonly log: Logger;
+  /** The store poll period (ms); default {@link DEFAULT_POLL_MS}. */
+  readonly pollMs?: number;
+  /** How often dead nodes are reaped (ms); default {@link DEFAULT_REAP_MS}. */
+  readonly reapMs?: number;
+}
+
+/** A lost notification delays a push by at most about this long. */
+export const DEFAULT_POLL_MS = 1000;
+/** Dead nodes' claims are released at most this long after their lease ran out. */
+export const DEFAULT_REAP_MS = 5000;
+
+/** The routing and polling of one cluster node. */
+export class ClusterNode {
+  readonly #o: ClusterNodeOptions;
+  #bus: ClusterBus | null = null;
+  #timer: ReturnType<typeof setTimeout> | null = null;
+  #stopped = false;
+  #lastReap = 0;
+  #polling: Promise<void> = Promise.resolve();
+  /** Counters for tests and logs. */
+  readonly counts = { wakesIn: 0, loginsIn: 0, takenOver: 0, polls: 0, polledWakes: 0 };
+
+  constructor(o: ClusterNodeOptions) {
+    this.#o = o;
+  }
+
+  /** The bus subscriptions this node needs; pass them to `NatsBus.open`. */
+  handlers(): Record<string, BusHandler> {
+    return {
+      [WAKE_SUBJECT]: (v) => this.#onWake(v),
+      [LOGIN_SUBJECT]: (v) => this.#onLogin(v),
+      [CLOSE_SUBJECT]: (v) => this.#onClose(v),
+      [FRAME_SUBJECT]: (v) => this.#onFrame(v),
+    };
+  }
+
+  /** Starts publishing on `bus` and polling the store. */
+  start(bus: ClusterBus): void {
+    this.#bus = bus;
+    this.#schedule();
+  }
+
+  /** Stops the poll (waits for one under way). */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    await this.#polling;
+  }
+
+  /** A committed op has work for endpoints with no push loop or receipt pusher here. */
+  remoteWake(deliveries: readonly string[], receipts: readonly string[]): void {
+    if (this.#stopped || (deliveries.length === 0 && receipts.length === 0)) return;
+    const notice: WakeNotice = { n: this.#o.nodeId, d: deliveries, r: receipts };
+    this.#bus?.publish(WAKE_SUBJECT, notice);
+  }
+
+  /** A handshake committed here with login revision `revision`: the other nodes let go. */
+  loggedIn(endpointId: string, revision: number): void {
+    if (this.#stopped) return;
+    const notice: LoginNotice = { n: this.#o.nodeId, e: endpointId, v: revision };
+    this.#bus?.publish(LOGIN_SUBJECT, notice);
+  }
+
+  /**
+   * An admin closed `endpointId` here (`fatal` with `reason`, or a kick without): the other nodes
+   * close their connection of it too. Lost while NATS is down: a disabled, deleted or reset
+   * endpoint's session token is void in the store, so only an open connection stays.
+   */
+  closeElsewhere(endpointId: string, reason?: FatalReason): void {
+    if (this.#stopped) return;
+    const notice: CloseNotice = {
+      n: this.#o.nodeId,
+      e: endpointId,
+      ...(reason !== undefined ? { r: reason } : {}),
+    };
+    this.#bus?.publish(CLOSE_SUBJECT, notice);
+  }
+
+  /** A live frame for endpoints not held here (group events): the node holding them posts it. */
+  postElsewhere(endpointIds: readonly string[], bytes: Uint8Array): void {
+    if (this.#stopped || endpointIds.length === 0) return;
+    const notice: FrameNotice = {
+      n: this.#o.nodeId,
+      e: endpointIds,
+      f: new TextDecoder().decode(bytes),
+    };
+    this.#bus?.publish(FRAME_SUBJECT, notice);
+  }
+
+  /** Runs one poll now (tests); resolves when it is done. */
+  pollNow(): Promise<void> {
+    this.#polling = this.#polling.then(() => this.#poll());
+    return this.#polling;
+  }
+
+  #onWake(v: unknown): void {
+    if (!isWake(v) || v.n === this.#o.nodeId) return;
+    this.counts.wakesIn++;
+    this.#o.waker.wakeLocal(v.d, v.r);
+  }
+
+  #onLogin(v: unknown): void {
+    if (!isLogin(v) || v.n === this.#o.nodeId) return;
+    this.counts.loginsIn++;
+    const conn = this.#o.app.conns.current(v.e);
+    if (conn === undefined) return;
+    const mine = conn.onlineSince;
+    // A connection still in its handshake will get a later revision than v.v: it wins.
+    if (mine === undefined || mine >= v.v) return;
+    this.#takeOver(conn, v.n);
+  }
+
+  #onClose(v: unknown): void {
+    if (!isClose(v) || v.n === this.#o.nodeId) return;
+    const sessions = this.#o.sessions;
+    if (sessions === undefined) return;
+    if (v.r === undefined) sessions.kickLocal(v.e);
+    else {
+      sessions.fatalLocal(v.e, v.r).catch((err) =>
+        this.#o.log.warn("fatal from another node failed", { error: (err as Error).message })
+      );
+    }
+  }
+
+  #onFrame(v: unknown): void {
+    if (!isFrame(v) || v.n === this.#o.nodeId) return;
+    this.#o.sessions?.postLocal(v.e, new TextEncoder().encode(v.f));
+  }
+
+  #takeOver(conn: Conn, by: string): void {
+    if (conn.closed) return;
+    this.counts.takenOver++;
+    this.#o.log.info("Session taken over on another node", {
+      endpoint: conn.endpointId,
+      conn: conn.code,
+      by,
+    });
+    this.#o.app.broker.disconnect(conn.code, SESSION_TAKEN_OVER);
+  }
+
+  #schedule(): void {
+    if (this.#stopped) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.#polling = this.#poll().finally(() => this.#schedule());
+    }, this.#o.pollMs ?? DEFAULT_POLL_MS);
+  }
+
+  async #poll(): Promise<void> {
+    if (this.#stopped) return;
+    const { app, log } = this.#o;
+    this.counts.polls++;
+    try {
+      const held: Conn[] = [];
+      for (const c of app.conns.all()) {
+        if (c.handshaken && !c.closed && app.conns.isCurrent(c.endpointId, c.code)) held.push(c);
+      }
+      for (let i = 0; i < held.length && !this.#stopped; i += POLL_CHUNK) {
+        await this.#pollChunk(held.slice(i, i + POLL_CHUNK));
+      }
+      const due = await app.store.query("message.next_due_at", {});
+      if (due !== null && !this.#stopped) this.#o.waker.scheduled(due);
+      const now = app.clock();
+      if (now - this.#lastReap >= (this.#o.reapMs ?? DEFAULT_REAP_MS)) {
+        this.#lastReap = now;
+        const r = await app.store.run("node.reap", { limit: REAP_LIMIT });
+        if (r.nodes.length > 0) {
+          log.warn("Dead nodes' push marks released", {
+            nodes: r.nodes.join(","),
+            deliveries: r.deliveries,
+          });
+        }
+      }
+    } catch (err) {
+      log.warn("Cluster poll failed; trying again", { error: (err as Error).message });
+    }
+  }
+
+  async #pollChunk(conns: readonly Conn[]): Promise<void> {
+    const { app } = this.#o;
+    const ids = conns.map((c) => c.endpointId);
+    // A later handshake on another node (its announcement may have been lost) wins.
+    const times = await app.store.query("presence.times", { ids });
+    const since = new Map(times.map((t) => [t.id, t.online_since]));
+    for (const c of conns) {
+      const mine = c.onlineSince;
+      const stored = since.get(c.endpointId);
+      if (mine !== undefined && stored != null && Number(stored) > mine) this.#takeOver(c, "store");
+    }
+    const work = await app.store.query("cluster.waiting", { ids, now: app.clock() });
+    if (work.deliveries.length + work.receipts.length === 0) return;
+    this.counts.polledWakes += work.deliveries.length + work.receipts.length;
+    this.#o.waker.wakeLocal(work.deliveries, work.receipts);
+  }
+}
+
+function isStringArray(v: unknown): v is string[] {
+  return Array.isArray(v) && v.every((x) => typeof x === "string");
+}
+
+function isWake(v: unknown): v is WakeNotice {
+  if (typeof v !== "object" || v === null) return false;
+  const o = v as Record<string, unknown>;
+  return typeof o.n === "string" && isStringArray(o.d) && isStringArray(o.r);
+}
+
+function isLogin(v: unknown): v is LoginNotice {
+  if (typeof v !== "object" || v === null) return false;
+  const o = v as Record<string, unknown>;
+  return typeof o.n === "string" && typeof o.e === "string" && typeof o.v === "number";
+}
+
+const FATAL_REASONS: ReadonlySet<string> = new Set<FatalReason>([
+  "disabled",
+  "deleted",
+  "password_reset",
+  "protocol",
+]);
+
+function isClose(v: unknown): v is CloseNotice {
+  if (typeof v !== "object" || v === null) return false;
+  const o = v as Record<string, unknown>;
+  return typeof o.n === "string" && typeof o.e === "string" &&
+    (o.r === undefined || (typeof o.r === "string" && FATAL_REASONS.has(o.r)));
+}
+
+function isFrame(v: unknown): v is FrameNotice {
+  if (typeof v !== "object" || v === null) return false;
+  const o = v as Record<string, unknown>;
+  return typeof o.n === "string" && isStringArray(o.e) && typeof o.f === "string";
+}

@@ -1,0 +1,214 @@
+// The routing decisions of a cluster node (issue 30) on a real SQLite store: which login
+// announcements close a local connection (0x8E), which wake-ups reach the local push loops, what
+// the store poll wakes and closes, and that malformed or own notices are ignored. The real NATS
+// and PostgreSQL paths: nats_bus_test.ts and tests/cluster_test.ts.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { type Conn, ConnectionTable } from "../app/connections.ts";
+import { Logger } from "../log/log.ts";
+import { openSqliteStore } from "../store/sqlite_store.ts";
+import type { Store } from "../store/store.ts";
+import { binaryArgs } from "../store/ops/_testing.ts";
+import {
+  CLOSE_SUBJECT,
+  type ClusterBus,
+  ClusterNode,
+  FRAME_SUBJECT,
+  LOGIN_SUBJECT,
+  WAKE_SUBJECT,
+} from "./cluster_node.ts";
+
+const T0 = 1_800_000_000_000;
+
+function conn(code: string, endpointId: string, onlineSince?: number): Conn {
+  return {
+    code,
+    endpointId,
+    transport: "tcp",
+    remoteAddress: "127.0.0.1",
+    protocolVersion: 5,
+    maxPacketSize: null,
+    issuedToken: null,
+    subscribed: true,
+    handshaken: onlineSince !== undefined,
+    ...(onlineSince !== undefined ? { onlineSince } : {}),
+    maxReceiveBytes: null,
+    helloTimer: null,
+    queue: null,
+    closed: false,
+  };
+}
+
+interface Rig {
+  node: ClusterNode;
+  conns: ConnectionTable;
+  store: Store;
+  kicked: [string, number | undefined][];
+  woken: { d: string[]; r: string[] };
+  published: [string, unknown][];
+  scheduled: number[];
+  /** What other nodes' closes and frames did here. */
+  sessions: string[];
+  /** Moves the store's and the node's clock on. */
+  advance(ms: number): void;
+}
+
+async function withRig(fn: (r: Rig) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "nixmsg-cluster-node-" });
+  let now = T0;
+  const store = await openSqliteStore({
+    path: join(dir, "n.db"),
+    backupDir: join(dir, "backup"),
+    synchronous: "FULL",
+    maxBatch: 256,
+    maxWaitMs: 2,
+    clock: () => now,
+  });
+  const conns = new ConnectionTable();
+  const kicked: [string, number | undefined][] = [];
+  const woken = { d: [] as string[], r: [] as string[] };
+  const published: [string, unknown][] = [];
+  const scheduled: number[] = [];
+  const sessions: string[] = [];
+  const node = new ClusterNode({
+    app: {
+      store,
+      conns,
+      broker: { disconnect: (code, reason) => kicked.push([code, reason]) },
+      clock: () => now,
+    },
+    nodeId: "n1",
+    waker: {
+      wakeLocal: (d, r) => {
+        woken.d.push(...d);
+        woken.r.push(...r);
+      },
+      scheduled: (at) => scheduled.push(at),
+    },
+    sessions: {
+      fatalLocal: (e, r) => {
+        sessions.push(`fatal ${e} ${r}`);
+        return Promise.resolve();
+      },
+      kickLocal: (e) => sessions.push(`kick ${e}`) > 0,
+      postLocal: (ids, bytes) => sessions.push(`post ${ids} ${new TextDecoder().decode(bytes)}`),
+    },
+    log: new Logger("error"),
+    pollMs: 60_000,
+  });
+  const bus: ClusterBus = {
+    connected: true,
+    publish: (subject, value) => published.push([subject, value]),
+  };
+  node.start(bus);
+  try {
+    const advance = (ms: number) => {
+      now += ms;
+    };
+    await fn({ node, conns, store, kicked, woken, published, scheduled, sessions, advance });
+  } finally {
+    await node.stop();
+    await store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("a later login on another node closes the local connection with 0x8E; an older one does not", () =>
+  withRig(async ({ node, conns, kicked }) => {
+    const login = node.handlers()[LOGIN_SUBJECT];
+    conns.add(conn("n1.c1", "b", 100));
+    conns.add(conn("n1.c2", "c"));
+    login({ n: "n2", e: "b", v: 99 }); // older: ours wins
+    login({ n: "n2", e: "b", v: 100 }); // the same revision cannot be another login's
+    login({ n: "n1", e: "b", v: 500 }); // our own announcement
+    login({ n: "n2", e: "c", v: 500 }); // c is still in its handshake: it will be later
+    login({ n: "n2", e: "zz", v: 500 }); // not held here
+    login({ n: "n2", e: "b" }); // malformed
+    login("garbage");
+    assert.deepEqual(kicked, []);
+    login({ n: "n2", e: "b", v: 101 });
+    assert.deepEqual(kicked, [["n1.c1", 0x8e]]);
+    assert.equal(node.counts.takenOver, 1);
+    await Promise.resolve();
+  }));
+
+Deno.test("wake-ups of other nodes reach the local waker; own and malformed ones do not", () =>
+  withRig(async ({ node, woken, published }) => {
+    const wake = node.handlers()[WAKE_SUBJECT];
+    wake({ n: "n2", d: ["b"], r: ["a"] });
+    wake({ n: "n1", d: ["x"], r: [] });
+    wake({ n: "n2", d: [1], r: [] });
+    wake(null);
+    assert.deepEqual(woken, { d: ["b"], r: ["a"] });
+    node.remoteWake(["b"], []);
+    node.remoteWake([], []);
+    node.loggedIn("b", 7);
+    assert.deepEqual(published, [
+      [WAKE_SUBJECT, { n: "n1", d: ["b"], r: [] }],
+      [LOGIN_SUBJECT, { n: "n1", e: "b", v: 7 }],
+    ]);
+    await Promise.resolve();
+  }));
+
+Deno.test("the store poll wakes held endpoints with work, closes superseded ones, arms the scheduler and reaps", () =>
+  withRig(async ({ node, conns, store, kicked, woken, scheduled, advance }) => {
+    for (const id of ["a", "b", "c"]) {
+      await store.run("endpoint.create", {
+        id,
+        name: id,
+        remark: "",
+        source: "admin",
+        loginHash: "x",
+        talkHash: null,
+        defaultDelayMs: 0,
+      });
+    }
+    // b and c held here; b has a kept message waiting; a later handshake of c happened elsewhere.
+    const hb = await store.run("endpoint.handshake", { endpointId: "b" });
+    const hc = await store.run("endpoint.handshake", { endpointId: "c" });
+    conns.add(conn("n1.b", "b", hb.onlineSince));
+    conns.add(conn("n1.c", "c", hc.onlineSince));
+    await store.run("endpoint.handshake", { endpointId: "c" });
+    await store.run("message.submit", binaryArgs("k1", { keep: true, ttlSeconds: 3600 }));
+    await store.run(
+      "message.submit",
+      binaryArgs("s1", { keep: true, ttlSeconds: 3600, sendAt: T0 + 5000 }),
+    );
+    // A dead node with a lease long run out.
+    await store.run("node.lease", { nodeId: "n9", address: "x:1", version: "1", leaseMs: 1 });
+    advance(10);
+    await node.pollNow();
+    assert.deepEqual(woken.d, ["b"]);
+    assert.deepEqual(kicked, [["n1.c", 0x8e]]);
+    assert.deepEqual(scheduled, [T0 + 5000]);
+    // The dead node is gone; the poll reaps at most every reapMs (default 5 s).
+    assert.deepEqual(await store.query("node.list", {}), []);
+    assert.equal(node.counts.polls, 1);
+  }));
+
+Deno.test("admin closes and live frames travel to the other nodes and reach their sessions", () =>
+  withRig(async ({ node, sessions, published }) => {
+    const close = node.handlers()[CLOSE_SUBJECT];
+    const frame = node.handlers()[FRAME_SUBJECT];
+    close({ n: "n2", e: "b", r: "disabled" });
+    close({ n: "n2", e: "c" });
+    close({ n: "n2", e: "d", r: "made-up" }); // not a fatal reason: ignored
+    close({ n: "n1", e: "e", r: "deleted" }); // our own
+    frame({ n: "n2", e: ["b", "c"], f: '{"type":"group_event"}' });
+    frame({ n: "n2", e: "b", f: "{}" }); // malformed
+    assert.deepEqual(sessions, [
+      "fatal b disabled",
+      "kick c",
+      'post b,c {"type":"group_event"}',
+    ]);
+    node.closeElsewhere("b", "password_reset");
+    node.closeElsewhere("c");
+    node.postElsewhere(["x"], new TextEncoder().encode("{}"));
+    node.postElsewhere([], new TextEncoder().encode("{}"));
+    assert.deepEqual(published, [
+      [CLOSE_SUBJECT, { n: "n1", e: "b", r: "password_reset" }],
+      [CLOSE_SUBJECT, { n: "n1", e: "c" }],
+      [FRAME_SUBJECT, { n: "n1", e: ["x"], f: "{}" }],
+    ]);
+    await Promise.resolve();
+  }));
