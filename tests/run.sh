@@ -123,6 +123,10 @@ suite() {
   fi
 }
 
+# The cluster tests (issue 30) run nats-server v2.15.3, built once from its Go module into
+# ~/.cache/nixmsg; without it they would skip, so a failed build fails the run here.
+check "nats-server for the cluster tests" bash scripts/install_nats_server.sh
+
 echo "== building the admin console (web/dist)"
 check "web build" "$DENO" task build:web
 
