@@ -148,6 +148,7 @@ suite "server tests" '^[a-zA-Z]+ \| ([0-9]+) passed.*$' '.*\| ([0-9]+) failed.*$
 PG_SUITES=(
   tests/messaging*_test.ts tests/groups_test.ts tests/talk*_test.ts tests/admin_*_test.ts
   tests/crash_matrix_test.ts tests/readyz_test.ts tests/http_store_errors_test.ts
+  tests/webhook_admin_test.ts
 )
 # permissions: not the shipped command: the test runner, as for the server tests above.
 suite "server tests on PostgreSQL" '^[a-zA-Z]+ \| ([0-9]+) passed.*$' '.*\| ([0-9]+) failed.*$' \
