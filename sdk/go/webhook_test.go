@@ -1,7 +1,10 @@
 package nixmsg
 
 import (
+	"encoding/json"
 	"net/http"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -39,5 +42,42 @@ func TestVerifyWebhookAcceptsAValidRequestAndRefusesTheRest(t *testing.T) {
 	}
 	if VerifyWebhook("whsec_%%%", h, []byte(whBody), now) {
 		t.Fatal("a bad secret was accepted")
+	}
+}
+
+// The signatures the server's own signing code made (sdk/conformance/webhook_vectors.json;
+// server/webhooks/signature_test.ts checks that it still makes them).
+func TestVerifyWebhookAcceptsTheServersOwnSignatures(t *testing.T) {
+	raw, err := os.ReadFile("../conformance/webhook_vectors.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		Vectors []struct {
+			Secret    string `json:"secret"`
+			ID        string `json:"id"`
+			Timestamp int64  `json:"timestamp"`
+			Body      string `json:"body"`
+			Signature string `json:"signature"`
+		} `json:"vectors"`
+	}
+	if err := json.Unmarshal(raw, &file); err != nil {
+		t.Fatal(err)
+	}
+	if len(file.Vectors) < 3 {
+		t.Fatalf("%d vectors", len(file.Vectors))
+	}
+	for _, v := range file.Vectors {
+		got, err := SignWebhook(v.Secret, v.ID, v.Timestamp, []byte(v.Body))
+		if err != nil || got != v.Signature {
+			t.Errorf("%s: SignWebhook = %q, %v; want %q", v.ID, got, err, v.Signature)
+		}
+		h := http.Header{}
+		h.Set("webhook-id", v.ID)
+		h.Set("webhook-timestamp", strconv.FormatInt(v.Timestamp, 10))
+		h.Set("webhook-signature", v.Signature)
+		if !VerifyWebhook(v.Secret, h, []byte(v.Body), time.Unix(v.Timestamp, 0)) {
+			t.Errorf("%s: the server's signature was refused", v.ID)
+		}
 	}
 }

@@ -51,3 +51,15 @@ Deno.test("the TypeScript verification example of docs/protocol.md accepts our s
     await Deno.remove(file);
   }
 });
+
+Deno.test("the signatures the SDKs verify (sdk/conformance/webhook_vectors.json) are the server's", async () => {
+  const file = new URL("../../sdk/conformance/webhook_vectors.json", import.meta.url);
+  const { vectors } = JSON.parse(await Deno.readTextFile(file)) as {
+    vectors: { secret: string; id: string; timestamp: number; body: string; signature: string }[];
+  };
+  assert.ok(vectors.length >= 3);
+  for (const v of vectors) {
+    assert.equal(sign(v.secret, v.id, v.timestamp, v.body), v.signature, v.id);
+    assert.ok(verify(v.secret, v.id, v.timestamp, v.body, v.signature), v.id);
+  }
+});

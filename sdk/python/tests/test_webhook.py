@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from nixmsg import sign_webhook, verify_webhook
 
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -26,3 +29,19 @@ def test_verify_webhook_accepts_a_valid_request_and_refuses_the_rest() -> None:
     assert not verify_webhook(SECRET, headers, BODY, now=TS + 301)
     assert not verify_webhook("whsec_%%%", headers, BODY, now=TS)
     assert not verify_webhook(SECRET, {}, BODY, now=TS)
+
+
+def test_verify_webhook_accepts_the_servers_own_signatures() -> None:
+    """sdk/conformance/webhook_vectors.json: made by the server's own signing code."""
+    path = Path(__file__).resolve().parents[2] / "conformance" / "webhook_vectors.json"
+    vectors = json.loads(path.read_text(encoding="utf-8"))["vectors"]
+    assert len(vectors) >= 3
+    for v in vectors:
+        body = v["body"].encode("utf-8")
+        assert sign_webhook(v["secret"], v["id"], v["timestamp"], body) == v["signature"], v["id"]
+        headers = {
+            "webhook-id": v["id"],
+            "webhook-timestamp": str(v["timestamp"]),
+            "webhook-signature": v["signature"],
+        }
+        assert verify_webhook(v["secret"], headers, body, now=v["timestamp"]), v["id"]

@@ -4,7 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
 import org.junit.jupiter.api.Test;
 
 /** Webhook signatures against the example of the Standard Webhooks specification. */
@@ -30,5 +36,28 @@ class WebhooksTest {
     assertFalse(Webhooks.verify(SECRET, ID, ts, SIG, BODY, now + 301_000));
     assertFalse(Webhooks.verify("whsec_%%%", ID, ts, SIG, BODY, now));
     assertFalse(Webhooks.verify(SECRET, null, ts, SIG, BODY, now));
+  }
+
+  /** The server's own signatures (sdk/conformance/webhook_vectors.json). */
+  @Test
+  void verifyAcceptsTheServersOwnSignatures() throws IOException {
+    String text =
+        new String(
+            Files.readAllBytes(Paths.get("..", "conformance", "webhook_vectors.json")),
+            StandardCharsets.UTF_8);
+    int n = 0;
+    for (JsonElement e :
+        JsonParser.parseString(text).getAsJsonObject().getAsJsonArray("vectors")) {
+      JsonObject v = e.getAsJsonObject();
+      String secret = v.get("secret").getAsString();
+      String id = v.get("id").getAsString();
+      long ts = v.get("timestamp").getAsLong();
+      byte[] body = v.get("body").getAsString().getBytes(StandardCharsets.UTF_8);
+      String sig = v.get("signature").getAsString();
+      assertEquals(sig, Webhooks.sign(secret, id, ts, body), id);
+      assertTrue(Webhooks.verify(secret, id, Long.toString(ts), sig, body, ts * 1000), id);
+      n++;
+    }
+    assertTrue(n >= 3, n + " vectors");
   }
 }
