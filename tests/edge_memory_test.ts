@@ -3,9 +3,12 @@
 // about 180 KB kept per attempt). A CONNECT that large cannot carry a valid id (at most 64
 // characters, spec 6.1), so the connection is closed before the packet is parsed, and an invalid
 // id in a small CONNECT is refused before it keys a map or reaches a log line. A cold server's
-// RSS first rises by about 150 MiB under any connection churn (short ids too) and then stays:
-// the warm-up takes that part, then CI runs 2,000 attempts against the 50 MiB bound of the
-// issue's 10,000; `NIXMSG_EDGE_LONG_IDS=10000` runs the full count. Over WebSocket the broker's
+// RSS first rises by about 100 MiB under any connection churn (short ids too) and then stays:
+// fragmentation of glibc's heap by the runtime's per-connection buffers, dead ArrayBuffers
+// awaiting a full GC and V8's new space growing to its maximum; no allocator or V8 setting tried
+// kept it under 50 MiB (docs/RELIABILITY.md, "A cold server's RSS under connection churn";
+// tests/bench/edge_memory.ts). The warm-up takes that part, then CI runs 2,000 attempts against
+// the 50 MiB bound of the issue's 10,000; `NIXMSG_EDGE_LONG_IDS=10000` runs the full count. Over WebSocket the broker's
 // parser closes such a CONNECT before reading it.
 import assert from "node:assert/strict";
 import { PW } from "./helpers/messaging.ts";
