@@ -93,6 +93,8 @@ class Stream {
   #pacer: ReturnType<typeof setInterval> | undefined;
   #listeners = new Set<() => void>();
   #sendStart = 0;
+  #perSecond: number[] = [];
+  #answeredBefore = 0;
   #sendEnd = 0;
 
   constructor(cl: Cluster) {
@@ -224,6 +226,12 @@ class Stream {
       }
       const backlog = this.#queues.reduce((n, q) => n + q.length, 0);
       this.maxBacklog = Math.max(this.maxBacklog, backlog);
+      // Messages answered in each whole second of the sending.
+      const sec = Math.floor((performance.now() - this.#sendStart) / 1000);
+      while (this.#perSecond.length < sec) {
+        this.#perSecond.push(this.answeredAt.size - this.#answeredBefore);
+        this.#answeredBefore = this.answeredAt.size;
+      }
     }, 20);
   }
 
@@ -240,6 +248,15 @@ class Stream {
   get achievedRate(): number {
     const s = (this.#sendEnd - this.#sendStart) / 1000;
     return s > 0 ? Math.round((this.answeredAt.size / s) * 10) / 10 : 0;
+  }
+
+  /**
+   * Sends answered per second over the whole seconds of the sending after the first two (the
+   * stream starting): the lowest and the median. A steady rate has its median at the target.
+   */
+  get perSecond(): { min: number; median: number } {
+    const s = this.#perSecond.slice(2).sort((a, b) => a - b);
+    return { min: s[0] ?? 0, median: s[Math.floor(s.length / 2)] ?? 0 };
   }
 
   /** Resolves once `check()` holds (re-checked on every event), or false after `ms`. */
@@ -297,6 +314,8 @@ class Stream {
         pairs: PAIRS,
         target_rate: RATE,
         achieved_rate: this.achievedRate,
+        answered_per_s_min: this.perSecond.min,
+        answered_per_s_median: this.perSecond.median,
         answered: this.answeredAt.size,
         acked: this.acked.size,
         receipts_confirmed: this.receiptAcked.size,
