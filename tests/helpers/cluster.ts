@@ -113,7 +113,15 @@ export async function startCluster(
       const s = nodes[i];
       if (!s) return;
       nodes[i] = null;
-      assert.equal(await s.stop(), 0, s.stderr());
+      // Bounded: the shutdown drain is 10 s; a node still running after a minute is killed.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const code = await Promise.race([
+        s.stop(),
+        new Promise<null>((r) => (timer = setTimeout(() => r(null), 60_000))),
+      ]);
+      clearTimeout(timer);
+      if (code === null) await s.kill();
+      assert.equal(code, 0, `node ${i + 1} stopped with ${code}: ${s.stderr()}`);
     },
     live: () => nodes.flatMap((s, i) => (s === null ? [] : [i])),
     async close() {
