@@ -92,6 +92,7 @@ class Stream {
   #sends = new Set<Promise<void>>();
   #pacer: ReturnType<typeof setInterval> | undefined;
   #listeners = new Set<() => void>();
+  #closed = false;
   #sendStart = 0;
   #perSecond: number[] = [];
   #answeredBefore = 0;
@@ -172,7 +173,7 @@ class Stream {
   async #sendOne(i: number, id: string): Promise<void> {
     const end = Date.now() + SEND_BOUND_MS;
     const frame = sendFrame(id, `r${i}`, id, { delay_ms: 0, ...KEEP });
-    for (let attempt = 0; Date.now() < end; attempt++) {
+    for (let attempt = 0; Date.now() < end && !this.#closed; attempt++) {
       if (attempt > 0) this.sendRetries++;
       const r = await this.senders[i]!.request(frame, REQUEST_MS).catch(() => null);
       if (r === null) {
@@ -194,7 +195,7 @@ class Stream {
       this.refused.set(code, (this.refused.get(code) ?? 0) + 1);
       return;
     }
-    this.gaveUp.push(id);
+    if (!this.#closed) this.gaveUp.push(id);
   }
 
   #pump(i: number): void {
@@ -238,7 +239,7 @@ class Stream {
   /** Stops pacing and waits for every send to be answered or given up (bounded by the sends). */
   async stop(): Promise<void> {
     clearInterval(this.#pacer);
-    this.#sendEnd = performance.now();
+    if (this.#sendEnd === 0) this.#sendEnd = performance.now();
     while (this.#sends.size > 0) {
       await Promise.race(this.#sends);
     }
@@ -341,9 +342,12 @@ class Stream {
     assert.deepEqual(this.badReceipts.slice(0, 20), [], "receipts not accepted");
   }
 
+  /** Ends everything (also after a failed step): no more sends, every peer closed. */
   async close(): Promise<void> {
+    this.#closed = true;
     clearInterval(this.#pacer);
     for (const p of [...this.senders, ...this.receivers]) await p.close();
+    await this.stop();
   }
 }
 

@@ -273,6 +273,7 @@ export class ClusterPeer {
   /** Resolves once a connection is open (true), or false after `timeoutMs`. */
   ready(timeoutMs: number): Promise<boolean> {
     if (this.#conn !== null) return Promise.resolve(true);
+    if (this.#closing) return Promise.resolve(false);
     return new Promise((resolve) => {
       const done = (ok: boolean) => {
         clearTimeout(timer);
