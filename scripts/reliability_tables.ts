@@ -281,6 +281,32 @@ export const ROWS: RowDef[] = [
     reproduce: deno("broken_peers_test.ts"),
   },
   {
+    keys: ["cluster/rolling-restart"],
+    fault: "Rolling restart of a 3-node cluster (PostgreSQL, NATS): node 1, 2, then 3 stopped " +
+      "(SIGTERM) and started again under a steady stream of kept messages with receipts; the " +
+      "clients move to the next live node",
+    scale: one((r) =>
+      `${fig(r, "pairs")} sender/receiver pairs across nodes at ${fig(r, "target_rate")} msg/s ` +
+      `(${fig(r, "answered_per_s_median")} answered/s median), ${num(r.messages)} messages, ` +
+      `${fig(r, "restarts")} restarts (each at most ` +
+      `${((r.figures.restart_ms_max ?? 0) / 1000).toFixed(1)} s), ${
+        fig(r, "reconnects")
+      } reconnects`
+    ),
+    reproduce: deno("cluster_faults_test.ts", "rolling"),
+  },
+  {
+    keys: ["cluster/nats-outage"],
+    fault: "NATS stopped, then started again, under a steady stream of kept messages with " +
+      "receipts across 3 nodes: the store poll delivers meanwhile",
+    scale: one((r) =>
+      `${fig(r, "outage_s")} s outage at ${fig(r, "target_rate")} msg/s, ${num(r.messages)} ` +
+      `messages (${fig(r, "outage_messages")} sent during it, delivered in p99 ` +
+      `${fig(r, "outage_delivery_p99_ms")} ms, max ${fig(r, "outage_delivery_max_ms")} ms)`
+    ),
+    reproduce: `${deno("cluster_faults_test.ts", "NATS")} (\`NIXMSG_NATS_OUTAGE_SECONDS=N\`)`,
+  },
+  {
     keys: ["soak/toxiproxy-latency"],
     fault: "Soak through toxiproxy latency (20 ms ± 5 ms each way), by hand",
     scale: one((r) =>
