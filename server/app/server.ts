@@ -218,7 +218,8 @@ async function startLocked(
       applied: (fx) => webhooks.notify(fx),
     });
     app.messaging = messaging;
-    app.presence = new Presence(app, mqtt);
+    const presence = new Presence(app, mqtt);
+    app.presence = presence;
     // Before any send can be dispatched: enabled webhooks count as connections (issue 34).
     await webhooks.start();
     history = startMetricsHistory(app, { intervalMs: opts.historyIntervalMs });
@@ -250,6 +251,7 @@ async function startLocked(
         app,
         mqtt,
         messaging,
+        presence,
         address: hostPort(listeners.listen),
       });
     }
@@ -349,9 +351,16 @@ async function startCluster(
   config: Config,
   log: Logger,
   opts: ServerOptions,
-  p: { nodeId: string; app: App; mqtt: MqttApp; messaging: MessagingRuntime; address: string },
+  p: {
+    nodeId: string;
+    app: App;
+    mqtt: MqttApp;
+    messaging: MessagingRuntime;
+    presence: Presence;
+    address: string;
+  },
 ): Promise<ClusterParts> {
-  const { nodeId, app, mqtt, messaging } = p;
+  const { nodeId, app, mqtt, messaging, presence } = p;
   let credentials: Uint8Array | null = null;
   if (config.cluster.nats_credentials !== "") {
     try {
@@ -391,9 +400,16 @@ async function startCluster(
         }
       },
     },
+    presence: {
+      remoteChange: (e, online, at) => presence.remoteChange(e, online, at),
+      reaped: (ids) => presence.reaped(ids),
+    },
     log,
     pollMs: opts.clusterPollMs,
   });
+  // Scheduled dispatch, cleanup and housekeeping on the node holding the duties only.
+  messaging.duties = () => node.duties;
+  presence.joinCluster({ publish: (e, online, at) => node.presenceChanged(e, online, at) });
   const bus = NatsBus.open({
     url: config.cluster.nats_url,
     token: config.cluster.nats_token,
@@ -417,6 +433,7 @@ async function startCluster(
     stop: () =>
       stopping ??= (async () => {
         messaging.remote = null;
+        messaging.duties = () => false;
         mqtt.remote = null;
         app.remoteFrames = undefined;
         await node.stop();
