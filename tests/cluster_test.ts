@@ -456,6 +456,16 @@ Deno.test({
       const reaped = cl.nodes[0]!.logs.filter((l) => l.msg === "Dead nodes' push marks released");
       assert.deepEqual(reaped.map((l) => [l.nodes, l.offline]), [["node-2", 1]]);
       console.error(`b reported offline ${offlineMs} ms after its node was killed`);
+
+      // Node 2 again, b on it, then a clean stop: b goes offline at once, the watcher hears it.
+      await cl.restart(1);
+      b = (await online(cl.url(1), "b", PW)).client;
+      clients.push(b);
+      await a.until(() => presenceFrames(a, "b", true).length === 3, "b online on node 2 again");
+      assert.equal(await cl.nodes[1]!.stop(), 0, cl.nodes[1]!.stderr());
+      cl.nodes[1] = null;
+      await a.until(() => presenceFrames(a, "b", false).length === 3, "b offline at the stop");
+      assert.equal(await presenceGet(a, "b"), false);
     }),
 });
 

@@ -17,7 +17,7 @@ import { InboxTap } from "./inbox_tap.ts";
 import { SecurityLog } from "../auth/security_log.ts";
 import { ensureDataDir } from "./paths.ts";
 import type { App, PresenceView } from "./app_context.ts";
-import { Presence } from "./presence.ts";
+import { Presence, storedOnline } from "./presence.ts";
 import { talkHandlers } from "./handlers/talk.ts";
 import { presenceHandlers } from "./handlers/presence.ts";
 import { groupHandlers } from "./handlers/groups.ts";
@@ -437,14 +437,28 @@ async function startCluster(
         mqtt.remote = null;
         app.remoteFrames = undefined;
         await node.stop();
-        await bus.close();
-        // Its connections are closed and wrote no disconnect (spec 7.8): release their marks now
-        // rather than at this node's next start, which may never come.
-        await app.store.run("recovery.startup", { nodeId }).catch((err) =>
-          log.warn("push marks not released; the node's next start or lease expiry does it", {
-            error: (err as Error).message,
-          })
+        const held = [...app.conns.all()]
+          .filter((c) => c.handshaken && !c.closed && app.conns.isCurrent(c.endpointId, c.code))
+          .map((c) => c.endpointId);
+        // Its connections are closed and wrote no disconnect (spec 7.8): release their marks and
+        // take its endpoints offline now rather than at this node's next start, which may never
+        // come; then the other nodes' watchers hear it.
+        const released = await app.store.run("recovery.startup", { nodeId }).then(
+          () => true,
+          (err) => {
+            log.warn("push marks not released; the node's next start or lease expiry does it", {
+              error: (err as Error).message,
+            });
+            return false;
+          },
         );
+        if (released && held.length > 0) {
+          // Only those the store took offline: one logged in elsewhere meanwhile stays online.
+          const rows = await app.store.query("presence.times", { ids: held }).catch(() => []);
+          const gone = rows.filter((r) => !storedOnline(r.online_since, r.offline_since));
+          node.leaving(gone.map((r) => r.id), app.clock());
+        }
+        await bus.close();
         await lease.stop();
       })(),
   };

@@ -248,6 +248,17 @@ export class ClusterNode {
     this.#bus?.publish(FRAME_SUBJECT, notice);
   }
 
+  /**
+   * This node is stopping and its store rows took `endpointIds` offline (`recovery.startup`):
+   * the other nodes' watchers hear it. Works after {@link stop}, while the bus is open.
+   */
+  leaving(endpointIds: readonly string[], atMs: number): void {
+    for (const e of endpointIds) {
+      const notice: PresenceNotice = { n: this.#o.nodeId, e, o: false, t: atMs };
+      this.#bus?.publish(PRESENCE_SUBJECT, notice);
+    }
+  }
+
   /** Runs one poll now (tests); resolves when it is done. */
   pollNow(): Promise<void> {
     this.#polling = this.#polling.then(() => this.#poll());

@@ -279,7 +279,12 @@ Deno.test("the live node with the smallest id holds the duties; presence changes
     onPresence({ n: "n2", e: "d", o: "yes", t: 5 }); // malformed
     assert.deepEqual(presence, ["b true 5"]);
     node.presenceChanged("e", false, 7);
+    // A stopping node announces the endpoints its stop took offline, after its poll stopped.
+    await node.stop();
+    node.presenceChanged("x", false, 8); // stopped: not published
+    node.leaving(["f"], 8);
     assert.deepEqual(published.filter(([s]) => s === PRESENCE_SUBJECT), [
       [PRESENCE_SUBJECT, { n: "n1", e: "e", o: false, t: 7 }],
+      [PRESENCE_SUBJECT, { n: "n1", e: "f", o: false, t: 8 }],
     ]);
   }));
