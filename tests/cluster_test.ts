@@ -433,10 +433,16 @@ Deno.test({
         (got.members as Record<string, unknown>[]).map((m) => `${m.id}:${m.online}`).sort(),
         ["a:true", "b:true"],
       );
-      // b logs out on node 2: the watcher on node 1 hears it.
-      await b.close();
-      await a.until(() => presenceFrames(a, "b", false).length === 1, "b offline (node 2)");
+      // b logs in on node 1, taking over from node 2 (0x8E): b stayed online, no event.
+      const b1 = (await online(cl.url(0), "b", PW)).client;
+      clients.push(b1);
+      await b.until(() => b.closed, "b on node 2 taken over");
+      assert.equal(await presenceGet(a, "b"), true);
+      // b logs out: the watcher hears one offline, and heard one online in all.
+      await b1.close();
+      await a.until(() => presenceFrames(a, "b", false).length === 1, "b offline");
       assert.equal(await presenceGet(a, "b"), false);
+      assert.equal(presenceFrames(a, "b", true).length, 1, "no second online for the takeover");
 
       // b again on node 2, then node 2 is killed: no disconnect is written, the reap does it.
       b = (await online(cl.url(1), "b", PW)).client;

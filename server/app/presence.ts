@@ -48,6 +48,8 @@ export class Presence {
       handshaken: (conn) => {
         if (this.#announced.has(conn.endpointId)) return;
         this.#announced.add(conn.endpointId);
+        // A cluster node: a takeover of a login on another node is no new online (spec 5).
+        if (this.#relay !== null && conn.wasOnline === true) return;
         this.#changed(conn.endpointId, true);
       },
       gone: (conn, wasCurrent) => {

@@ -33,6 +33,7 @@ const hello: Handler<"hello"> = async ({ app, conn, mqtt }, frame) => {
     ...(cluster.nats_url !== "" ? { nodeId: cluster.node_id } : {}),
   });
   conn.onlineSince = online.onlineSince;
+  conn.wasOnline = online.wasOnline;
   conn.handshaken = true;
   if (conn.helloTimer) clearTimeout(conn.helloTimer);
   conn.helloTimer = null;

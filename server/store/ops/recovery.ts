@@ -11,7 +11,7 @@ import { disconnected, opsContext } from "./context.ts";
 // that reaps a dead one marks its endpoints offline (node.reap).
 const SQL_ONLINE = `UPDATE endpoints SET online_since = MAX(?, COALESCE(online_since, 0) + 1),
   online_node = ? WHERE id = ? RETURNING online_since`;
-const SQL_ONLINE_NOW = "SELECT online_since FROM endpoints WHERE id = ?";
+const SQL_ONLINE_NOW = "SELECT online_since, offline_since FROM endpoints WHERE id = ?";
 const SQL_OFFLINE = "UPDATE endpoints SET offline_since = ?, online_node = NULL WHERE id = ?";
 const SQL_CLEAR_GRACE = `UPDATE deliveries SET expire_at = NULL, updated_at = ?
   WHERE endpoint_id = ? AND state = 'pending' AND keep = 0 AND expire_at IS NOT NULL`;
@@ -45,18 +45,32 @@ export interface HandshakeArgs {
 /**
  * `endpoint.handshake` (spec 7.5 握手完成时): the endpoint is online from now; its not-kept
  * pending deliveries lose their grace deadline, so nothing queued behind the window is dropped
- * while it stays online. Start pushing after the commit.
+ * while it stays online. Start pushing after the commit. `wasOnline`: the endpoint was online in
+ * the store before (a login on another cluster node, or one not yet taken offline).
  */
 export function handshake(
   db: DatabaseSync,
   args: HandshakeArgs,
   now: number,
-): { onlineSince: number; cleared: number } {
+): { onlineSince: number; cleared: number; wasOnline: boolean } {
+  const before = prepareCached(db, SQL_ONLINE_NOW).get(args.endpointId) as
+    | { online_since: number | null; offline_since: number | null }
+    | undefined;
   const row = prepareCached(db, SQL_ONLINE).get(now, args.nodeId ?? null, args.endpointId) as
     | { online_since: number }
     | undefined;
   const r = prepareCached(db, SQL_CLEAR_GRACE).run(now, args.endpointId);
-  return { onlineSince: row?.online_since ?? now, cleared: Number(r.changes) };
+  return {
+    onlineSince: row?.online_since ?? now,
+    cleared: Number(r.changes),
+    wasOnline: before !== undefined && wasOnlineBefore(before.online_since, before.offline_since),
+  };
+}
+
+/** The store's login state before a handshake: its last login later than its last logout. */
+export function wasOnlineBefore(onlineSince: number | null, offlineSince: number | null): boolean {
+  return onlineSince !== null &&
+    (offlineSince === null || Number(onlineSince) > Number(offlineSince));
 }
 
 /** Args of `endpoint.disconnect`. */

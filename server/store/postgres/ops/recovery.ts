@@ -3,6 +3,7 @@ import {
   type DisconnectArgs,
   type HandshakeArgs,
   type StartupArgs,
+  wasOnlineBefore,
 } from "../../ops/recovery.ts";
 import type { PgTx } from "../op.ts";
 import { forget } from "./context.ts";
@@ -13,7 +14,7 @@ import { forget } from "./context.ts";
 // online_since only moves forward: the endpoint's login revision (see the SQLite twin).
 const SQL_ONLINE = `UPDATE endpoints SET online_since = GREATEST($1, COALESCE(online_since, 0) + 1),
   online_node = $3 WHERE id = $2 RETURNING online_since`;
-const SQL_ONLINE_NOW = "SELECT online_since FROM endpoints WHERE id = $1";
+const SQL_ONLINE_NOW = "SELECT online_since, offline_since FROM endpoints WHERE id = $1";
 const SQL_OFFLINE = "UPDATE endpoints SET offline_since = $1, online_node = NULL WHERE id = $2";
 const SQL_CLEAR_GRACE = `UPDATE deliveries SET expire_at = NULL, updated_at = $1
   WHERE endpoint_id = $2 AND state = 'pending' AND keep = 0 AND expire_at IS NOT NULL`;
@@ -41,14 +42,22 @@ export async function handshake(
   t: PgTx,
   args: HandshakeArgs,
   now: number,
-): Promise<{ onlineSince: number; cleared: number }> {
+): Promise<{ onlineSince: number; cleared: number; wasOnline: boolean }> {
+  const before = (await t.q<{ online_since: number | null; offline_since: number | null }>(
+    SQL_ONLINE_NOW,
+    [args.endpointId],
+  ))[0];
   const row = (await t.q<{ online_since: number }>(SQL_ONLINE, [
     now,
     args.endpointId,
     args.nodeId ?? null,
   ]))[0];
   const r = await t.q(SQL_CLEAR_GRACE, [now, args.endpointId]);
-  return { onlineSince: row === undefined ? now : Number(row.online_since), cleared: r.count };
+  return {
+    onlineSince: row === undefined ? now : Number(row.online_since),
+    cleared: r.count,
+    wasOnline: before !== undefined && wasOnlineBefore(before.online_since, before.offline_since),
+  };
 }
 
 /** `endpoint.disconnect` (spec 7.5 任一连接断开时); also forgets the connection. */
