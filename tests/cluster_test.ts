@@ -382,3 +382,136 @@ Deno.test({
       }
     }, { trusted_proxies: ["127.0.0.1/32"] }),
 });
+
+/** The `data` of an ok response. */
+function dataOf(r: Frame): Record<string, unknown> {
+  assert.equal(r.ok, true, JSON.stringify(r));
+  return r.data as Record<string, unknown>;
+}
+
+/** `id`'s online flag in a `presence.get` asked of `c`. */
+async function presenceGet(c: TestClient, id: string): Promise<boolean> {
+  const items = dataOf(await c.request({ type: "presence.get", ids: [id] })).items as Record<
+    string,
+    unknown
+  >[];
+  return items[0].online as boolean;
+}
+
+const presenceFrames = (c: TestClient, id: string, isOnline: boolean) =>
+  c.frames.filter((f) => f.type === "presence" && f.id === id && f.online === isOnline);
+
+/** A killed node's endpoints go offline after its lease (15 s) ran out and the next reap (5 s). */
+const REAP_WAIT_MS = 45_000;
+
+Deno.test({
+  name: "presence spans nodes: a watcher on node 1 sees b on node 2 come and go, and its node die",
+  ignore: SKIP !== null,
+  fn: () =>
+    withCluster(2, ["a", "b"], async (cl, clients) => {
+      const a = (await online(cl.url(0), "a", PW)).client;
+      clients.push(a);
+      assert.deepEqual(dataOf(await a.request({ type: "presence.watch", ids: ["b"] })), {
+        watching: 1,
+      });
+      assert.equal(await presenceGet(a, "b"), false);
+      let b = (await online(cl.url(1), "b", PW)).client;
+      clients.push(b);
+      await a.until(() => presenceFrames(a, "b", true).length === 1, "b online (node 2)");
+      // The answers of node 1 count b, connected to node 2.
+      assert.equal(await presenceGet(a, "b"), true);
+      const dir = dataOf(await a.request({ type: "directory.list", query: "b" }));
+      assert.deepEqual(
+        (dir.items as Record<string, unknown>[]).map((i) => `${i.id}:${i.online}`),
+        ["b:true"],
+      );
+      const g = dataOf(
+        await a.request({ type: "group.create", name: "g", members: [{ id: "b" }] }),
+      );
+      const got = dataOf(await a.request({ type: "group.get", group_id: g.group_id }));
+      assert.deepEqual(
+        (got.members as Record<string, unknown>[]).map((m) => `${m.id}:${m.online}`).sort(),
+        ["a:true", "b:true"],
+      );
+      // b logs in on node 1, taking over from node 2 (0x8E): b stayed online, no event.
+      const b1 = (await online(cl.url(0), "b", PW)).client;
+      clients.push(b1);
+      await b.until(() => b.closed, "b on node 2 taken over");
+      assert.equal(await presenceGet(a, "b"), true);
+      // b logs out: the watcher hears one offline, and heard one online in all.
+      await b1.close();
+      await a.until(() => presenceFrames(a, "b", false).length === 1, "b offline");
+      assert.equal(await presenceGet(a, "b"), false);
+      assert.equal(presenceFrames(a, "b", true).length, 1, "no second online for the takeover");
+
+      // b again on node 2, then node 2 is killed: no disconnect is written, the reap does it.
+      b = (await online(cl.url(1), "b", PW)).client;
+      clients.push(b);
+      await a.until(() => presenceFrames(a, "b", true).length === 2, "b online again");
+      assert.equal(await presenceGet(a, "b"), true);
+      await cl.nodes[1]!.kill();
+      const killedAt = Date.now();
+      cl.nodes[1] = null;
+      await a.until(
+        () => presenceFrames(a, "b", false).length === 2,
+        "b offline after its node died",
+        REAP_WAIT_MS,
+      );
+      const offlineMs = Date.now() - killedAt;
+      assert.equal(await presenceGet(a, "b"), false);
+      const reaped = cl.nodes[0]!.logs.filter((l) => l.msg === "Dead nodes' push marks released");
+      assert.deepEqual(reaped.map((l) => [l.nodes, l.offline]), [["node-2", 1]]);
+      console.error(`b reported offline ${offlineMs} ms after its node was killed`);
+
+      // Node 2 again, b on it, then a clean stop: b goes offline at once, the watcher hears it.
+      await cl.restart(1);
+      b = (await online(cl.url(1), "b", PW)).client;
+      clients.push(b);
+      await a.until(() => presenceFrames(a, "b", true).length === 3, "b online on node 2 again");
+      assert.equal(await cl.nodes[1]!.stop(), 0, cl.nodes[1]!.stderr());
+      cl.nodes[1] = null;
+      await a.until(() => presenceFrames(a, "b", false).length === 3, "b offline at the stop");
+      assert.equal(await presenceGet(a, "b"), false);
+    }),
+});
+
+Deno.test({
+  name: "one node dispatches scheduled messages, exactly once; the next takes over when it dies",
+  ignore: SKIP !== null,
+  fn: () =>
+    withCluster(2, ["a", "b"], async (cl, clients) => {
+      // Both endpoints on node 2; node 1 (the smallest id) holds the duties.
+      const a = (await online(cl.url(1), "a", PW)).client;
+      const b = (await online(cl.url(1), "b", PW)).client;
+      clients.push(a, b);
+      const sent = await a.request(sendFrame("s1", "b", "later", { ...KEEP, delay_ms: 1500 }));
+      assert.equal(sent.ok, true, JSON.stringify(sent));
+      const m = await waitMsg(b, "s1");
+      await ackAll(b, [m]);
+      assert.equal((await waitReceipt(a, "s1")).state, "accepted");
+      assert.equal(b.frames.filter((f) => f.type === "msg" && f.id === "s1").length, 1);
+      const taken = (i: number) =>
+        cl.nodes[i]!.logs.filter((l) => l.msg === "Cluster duties taken").length;
+      assert.deepEqual([taken(0), taken(1)], [1, 0], "node 1 alone holds the duties");
+
+      // Node 1 dies with the duties; a message due meanwhile is dispatched by node 2.
+      await cl.nodes[0]!.kill();
+      const killedAt = Date.now();
+      cl.nodes[0] = null;
+      const again = await a.request(sendFrame("s2", "b", "after", { ...KEEP, delay_ms: 1000 }));
+      assert.equal(again.ok, true, JSON.stringify(again));
+      // Node 2 takes the duties once node 1's lease (15 s) ran out.
+      await b.until(
+        () => b.frames.some((f) => f.type === "msg" && f.id === "s2"),
+        "s2 dispatched by node 2",
+        REAP_WAIT_MS,
+      );
+      const m2 = b.frames.find((f) => f.type === "msg" && f.id === "s2")!;
+      const handedMs = Date.now() - killedAt;
+      await ackAll(b, [m2]);
+      assert.equal((await waitReceipt(a, "s2")).state, "accepted");
+      assert.equal(b.frames.filter((f) => f.type === "msg" && f.id === "s2").length, 1);
+      assert.equal(taken(1), 1, "node 2 took the duties");
+      console.error(`s2 dispatched ${handedMs} ms after the duty holder was killed`);
+    }),
+});

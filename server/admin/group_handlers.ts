@@ -125,12 +125,15 @@ export function groupHandlers(d: AdminDeps) {
       limit: limit + 1,
     });
     const page = pageOf(members, limit, (m) => m.id);
+    const online = app.presence === undefined || app.presence === null
+      ? (id: string) => isOnline(app, id)
+      : await app.presence.onlineAmong(page.items.map((m) => m.id));
     ok(req.ctx, {
       item: group,
       items: page.items.map((m) => ({
         id: m.id,
         name: m.name,
-        online: isOnline(app, m.id),
+        online: online(m.id),
         joined_at: m.joined_at,
       })),
       next_cursor: page.next,

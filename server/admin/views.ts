@@ -14,9 +14,16 @@ import type {
   TokenView,
 } from "./schemas.ts";
 
-/** Whether the endpoint's current connection has completed `hello` (spec 6.1). */
+/** Whether the endpoint's current connection has completed `hello` (spec 6.1), on this node. */
 export function isOnline(app: App, endpointId: string): boolean {
   return app.conns.current(endpointId)?.handshaken === true;
+}
+
+/** Online on this node, or on a cluster node also logged in on another one (issue 30). */
+function onlineOf(app: App, r: EndpointRow): boolean {
+  // Unit tests build an App without presence.
+  return app.presence?.onlineWith(r.id, r.online_since, r.offline_since) ??
+    isOnline(app, r.id);
 }
 
 /** An endpoint object. */
@@ -27,7 +34,7 @@ export function endpointView(app: App, r: EndpointRow): EndpointView {
     remark: r.remark,
     source: r.source,
     enabled: r.enabled === 1,
-    online: isOnline(app, r.id),
+    online: onlineOf(app, r),
     online_since: r.online_since,
     offline_since: r.offline_since,
     created_at: r.created_at,

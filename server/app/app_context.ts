@@ -14,8 +14,15 @@ import type { WebhookDispatcher } from "../webhooks/dispatcher.ts";
 
 /** Presence as the use cases see it (spec 6.5). */
 export interface PresenceView {
-  /** True when the endpoint has a handshaken current connection. */
+  /** True when the endpoint has a handshaken current connection on this node. */
   isOnline(endpointId: string): boolean;
+  /**
+   * Online as the answers report it: on this node, or (a cluster node, issue 30) logged in on
+   * another one by the store's login state (`online_since` later than `offline_since`).
+   */
+  onlineWith(endpointId: string, onlineSince: number | null, offlineSince: number | null): boolean;
+  /** {@link onlineWith} for `ids`, reading their stored times when in a cluster. */
+  onlineAmong(ids: readonly string[]): Promise<(endpointId: string) => boolean>;
   /** Replaces a connection's presence watch. */
   watch(conn: Conn, ids: readonly string[], all: boolean): void;
 }

@@ -19,6 +19,11 @@ export interface Conn {
    * compares with another node's login (issue 30). Unset before the handshake.
    */
   onlineSince?: number;
+  /**
+   * Whether the store had the endpoint online already when this handshake committed (logged in
+   * on another node, issue 30): the other nodes' watchers then hear no second online.
+   */
+  wasOnline?: boolean;
   /** `hello.max_receive_bytes`, or null for no limit (spec 6.1). */
   maxReceiveBytes: number | null;
   helloTimer: ReturnType<typeof setTimeout> | null;

@@ -17,7 +17,7 @@ import { InboxTap } from "./inbox_tap.ts";
 import { SecurityLog } from "../auth/security_log.ts";
 import { ensureDataDir } from "./paths.ts";
 import type { App, PresenceView } from "./app_context.ts";
-import { Presence } from "./presence.ts";
+import { Presence, storedOnline } from "./presence.ts";
 import { talkHandlers } from "./handlers/talk.ts";
 import { presenceHandlers } from "./handlers/presence.ts";
 import { groupHandlers } from "./handlers/groups.ts";
@@ -218,7 +218,8 @@ async function startLocked(
       applied: (fx) => webhooks.notify(fx),
     });
     app.messaging = messaging;
-    app.presence = new Presence(app, mqtt);
+    const presence = new Presence(app, mqtt);
+    app.presence = presence;
     // Before any send can be dispatched: enabled webhooks count as connections (issue 34).
     await webhooks.start();
     history = startMetricsHistory(app, { intervalMs: opts.historyIntervalMs });
@@ -250,6 +251,7 @@ async function startLocked(
         app,
         mqtt,
         messaging,
+        presence,
         address: hostPort(listeners.listen),
       });
     }
@@ -349,9 +351,16 @@ async function startCluster(
   config: Config,
   log: Logger,
   opts: ServerOptions,
-  p: { nodeId: string; app: App; mqtt: MqttApp; messaging: MessagingRuntime; address: string },
+  p: {
+    nodeId: string;
+    app: App;
+    mqtt: MqttApp;
+    messaging: MessagingRuntime;
+    presence: Presence;
+    address: string;
+  },
 ): Promise<ClusterParts> {
-  const { nodeId, app, mqtt, messaging } = p;
+  const { nodeId, app, mqtt, messaging, presence } = p;
   let credentials: Uint8Array | null = null;
   if (config.cluster.nats_credentials !== "") {
     try {
@@ -391,9 +400,16 @@ async function startCluster(
         }
       },
     },
+    presence: {
+      remoteChange: (e, online, at) => presence.remoteChange(e, online, at),
+      reaped: (ids) => presence.reaped(ids),
+    },
     log,
     pollMs: opts.clusterPollMs,
   });
+  // Scheduled dispatch, cleanup and housekeeping on the node holding the duties only.
+  messaging.duties = () => node.duties;
+  presence.joinCluster({ publish: (e, online, at) => node.presenceChanged(e, online, at) });
   const bus = NatsBus.open({
     url: config.cluster.nats_url,
     token: config.cluster.nats_token,
@@ -417,17 +433,32 @@ async function startCluster(
     stop: () =>
       stopping ??= (async () => {
         messaging.remote = null;
+        messaging.duties = () => false;
         mqtt.remote = null;
         app.remoteFrames = undefined;
         await node.stop();
-        await bus.close();
-        // Its connections are closed and wrote no disconnect (spec 7.8): release their marks now
-        // rather than at this node's next start, which may never come.
-        await app.store.run("recovery.startup", { nodeId }).catch((err) =>
-          log.warn("push marks not released; the node's next start or lease expiry does it", {
-            error: (err as Error).message,
-          })
+        const held = [...app.conns.all()]
+          .filter((c) => c.handshaken && !c.closed && app.conns.isCurrent(c.endpointId, c.code))
+          .map((c) => c.endpointId);
+        // Its connections are closed and wrote no disconnect (spec 7.8): release their marks and
+        // take its endpoints offline now rather than at this node's next start, which may never
+        // come; then the other nodes' watchers hear it.
+        const released = await app.store.run("recovery.startup", { nodeId }).then(
+          () => true,
+          (err) => {
+            log.warn("push marks not released; the node's next start or lease expiry does it", {
+              error: (err as Error).message,
+            });
+            return false;
+          },
         );
+        if (released && held.length > 0) {
+          // Only those the store took offline: one logged in elsewhere meanwhile stays online.
+          const rows = await app.store.query("presence.times", { ids: held }).catch(() => []);
+          const gone = rows.filter((r) => !storedOnline(r.online_since, r.offline_since));
+          node.leaving(gone.map((r) => r.id), app.clock());
+        }
+        await bus.close();
         await lease.stop();
       })(),
   };

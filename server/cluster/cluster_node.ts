@@ -15,7 +15,11 @@
  *   (NATS down, reconnecting) only delays work until this poll.
  * - **Dead nodes.** Every `reapMs` the node releases the push marks of nodes whose lease in the
  *   store ran out (`node.reap`), so their deliveries are pushed again to wherever the endpoint
- *   reconnects.
+ *   reconnects, and takes the endpoints they held offline (the watchers hear it).
+ * - **Presence.** A login or logout here is published on {@link PRESENCE_SUBJECT}; every node
+ *   tells its watchers. Answers (`presence.get`, `directory.list`) read the store's login state.
+ * - **Duties.** The live node with the smallest id runs scheduled dispatch, the expiry cleanup
+ *   and housekeeping; the next one takes them when its lease runs out.
  */
 import type { Conn, ConnectionTable } from "../app/connections.ts";
 import type { Broker } from "../broker/types.ts";
@@ -32,6 +36,9 @@ export const LOGIN_SUBJECT = "nixmsg.cluster.login";
 export const CLOSE_SUBJECT = "nixmsg.cluster.close";
 /** Where a live frame (QoS 0, not stored: a group event) for endpoints held elsewhere goes. */
 export const FRAME_SUBJECT = "nixmsg.cluster.frame";
+
+/** Where an endpoint's presence change (online, offline) goes to the other nodes' watchers. */
+export const PRESENCE_SUBJECT = "nixmsg.cluster.presence";
 
 /** MQTT 5 DISCONNECT reason: session taken over. */
 const SESSION_TAKEN_OVER = 0x8e;
@@ -75,6 +82,24 @@ export interface FrameNotice {
   readonly f: string;
 }
 
+/** A presence change on {@link PRESENCE_SUBJECT}. */
+export interface PresenceNotice {
+  readonly n: string;
+  readonly e: string;
+  /** Online (true) or offline (false). */
+  readonly o: boolean;
+  /** When (Unix ms). */
+  readonly t: number;
+}
+
+/** The local presence watchers, as other nodes' changes and a reap reach them. */
+export interface LocalPresence {
+  /** Another node's endpoint came online or went offline. */
+  remoteChange(endpointId: string, online: boolean, atMs: number): void;
+  /** A reap took these endpoints (held by dead nodes) offline in the store. */
+  reaped(endpointIds: readonly string[]): void;
+}
+
 /** The local connections, as another node's close or frame reaches them. */
 export interface LocalSessions {
   /** Sends `fatal` and closes the endpoint's connection on this node only. */
@@ -111,6 +136,14 @@ export interface ClusterNodeOptions {
   readonly waker: LocalWaker;
   /** Where other nodes' closes and frames go; without it they are ignored. */
   readonly sessions?: LocalSessions;
+  /** Where other nodes' presence changes and reaped endpoints go; without it they are ignored. */
+  readonly presence?: LocalPresence;
+  /**
+   * Called when this node takes (true) or hands over (false) the cluster duties: scheduled
+   * dispatch, the expiry cleanup and housekeeping. One node holds them at a time: the live node
+   * (lease not run out) with the smallest id.
+   */
+  readonly onDuties?: (held: boolean) => void;
   readonly log: Logger;
   /** The store poll period (ms); default {@link DEFAULT_POLL_MS}. */
   readonly pollMs?: number;
@@ -131,6 +164,7 @@ export class ClusterNode {
   #stopped = false;
   #lastReap = 0;
   #polling: Promise<void> = Promise.resolve();
+  #duties = false;
   /** Counters for tests and logs. */
   readonly counts = { wakesIn: 0, loginsIn: 0, takenOver: 0, polls: 0, polledWakes: 0 };
 
@@ -145,7 +179,20 @@ export class ClusterNode {
       [LOGIN_SUBJECT]: (v) => this.#onLogin(v),
       [CLOSE_SUBJECT]: (v) => this.#onClose(v),
       [FRAME_SUBJECT]: (v) => this.#onFrame(v),
+      [PRESENCE_SUBJECT]: (v) => this.#onPresence(v),
     };
+  }
+
+  /** Whether this node holds the cluster duties (scheduled dispatch, cleanup, housekeeping). */
+  get duties(): boolean {
+    return this.#duties;
+  }
+
+  /** This node's endpoint came online or went offline: the other nodes' watchers hear it. */
+  presenceChanged(endpointId: string, online: boolean, atMs: number): void {
+    if (this.#stopped) return;
+    const notice: PresenceNotice = { n: this.#o.nodeId, e: endpointId, o: online, t: atMs };
+    this.#bus?.publish(PRESENCE_SUBJECT, notice);
   }
 
   /** Starts publishing on `bus` and polling the store. */
@@ -201,6 +248,17 @@ export class ClusterNode {
     this.#bus?.publish(FRAME_SUBJECT, notice);
   }
 
+  /**
+   * This node is stopping and its store rows took `endpointIds` offline (`recovery.startup`):
+   * the other nodes' watchers hear it. Works after {@link stop}, while the bus is open.
+   */
+  leaving(endpointIds: readonly string[], atMs: number): void {
+    for (const e of endpointIds) {
+      const notice: PresenceNotice = { n: this.#o.nodeId, e, o: false, t: atMs };
+      this.#bus?.publish(PRESENCE_SUBJECT, notice);
+    }
+  }
+
   /** Runs one poll now (tests); resolves when it is done. */
   pollNow(): Promise<void> {
     this.#polling = this.#polling.then(() => this.#poll());
@@ -241,6 +299,29 @@ export class ClusterNode {
     this.#o.sessions?.postLocal(v.e, new TextEncoder().encode(v.f));
   }
 
+  #onPresence(v: unknown): void {
+    if (!isPresence(v) || v.n === this.#o.nodeId) return;
+    this.#o.presence?.remoteChange(v.e, v.o, v.t);
+  }
+
+  /**
+   * Whether this node holds the duties: it is the live node with the smallest id. A dead
+   * holder's lease runs out and the next one takes over at its next poll; two nodes may overlap
+   * for a poll or two (a paused holder), which the ops allow (compare-and-set, SKIP LOCKED).
+   */
+  async #checkDuties(now: number): Promise<void> {
+    const nodes = await this.#o.app.store.query("node.list", {});
+    const live = nodes.filter((n) => Number(n.lease_until) >= now).map((n) => n.node_id).sort();
+    const held = live.length > 0 && live[0] === this.#o.nodeId;
+    if (held === this.#duties || this.#stopped) return;
+    this.#duties = held;
+    this.#o.log.info(held ? "Cluster duties taken" : "Cluster duties handed over", {
+      node_id: this.#o.nodeId,
+      duties: "scheduled dispatch, cleanup, housekeeping",
+    });
+    this.#o.onDuties?.(held);
+  }
+
   #takeOver(conn: Conn, by: string): void {
     if (conn.closed) return;
     this.counts.takenOver++;
@@ -272,9 +353,12 @@ export class ClusterNode {
       for (let i = 0; i < held.length && !this.#stopped; i += POLL_CHUNK) {
         await this.#pollChunk(held.slice(i, i + POLL_CHUNK));
       }
-      const due = await app.store.query("message.next_due_at", {});
-      if (due !== null && !this.#stopped) this.#o.waker.scheduled(due);
       const now = app.clock();
+      await this.#checkDuties(now);
+      if (this.#duties) {
+        const due = await app.store.query("message.next_due_at", {});
+        if (due !== null && !this.#stopped) this.#o.waker.scheduled(due);
+      }
       if (now - this.#lastReap >= (this.#o.reapMs ?? DEFAULT_REAP_MS)) {
         this.#lastReap = now;
         const r = await app.store.run("node.reap", { limit: REAP_LIMIT });
@@ -282,8 +366,10 @@ export class ClusterNode {
           log.warn("Dead nodes' push marks released", {
             nodes: r.nodes.join(","),
             deliveries: r.deliveries,
+            offline: r.offline.length,
           });
         }
+        if (r.offline.length > 0) this.#o.presence?.reaped(r.offline);
       }
     } catch (err) {
       log.warn("Cluster poll failed; trying again", { error: (err as Error).message });
@@ -336,6 +422,13 @@ function isClose(v: unknown): v is CloseNotice {
   const o = v as Record<string, unknown>;
   return typeof o.n === "string" && typeof o.e === "string" &&
     (o.r === undefined || (typeof o.r === "string" && FATAL_REASONS.has(o.r)));
+}
+
+function isPresence(v: unknown): v is PresenceNotice {
+  if (typeof v !== "object" || v === null) return false;
+  const o = v as Record<string, unknown>;
+  return typeof o.n === "string" && typeof o.e === "string" && typeof o.o === "boolean" &&
+    typeof o.t === "number";
 }
 
 function isFrame(v: unknown): v is FrameNotice {

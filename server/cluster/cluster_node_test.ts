@@ -15,6 +15,7 @@ import {
   ClusterNode,
   FRAME_SUBJECT,
   LOGIN_SUBJECT,
+  PRESENCE_SUBJECT,
   WAKE_SUBJECT,
 } from "./cluster_node.ts";
 
@@ -49,6 +50,10 @@ interface Rig {
   scheduled: number[];
   /** What other nodes' closes and frames did here. */
   sessions: string[];
+  /** Presence changes from other nodes and reaps, as the local watchers got them. */
+  presence: string[];
+  /** The duties taken (true) and handed over (false). */
+  duties: boolean[];
   /** Moves the store's and the node's clock on. */
   advance(ms: number): void;
 }
@@ -70,6 +75,8 @@ async function withRig(fn: (r: Rig) => Promise<void>): Promise<void> {
   const published: [string, unknown][] = [];
   const scheduled: number[] = [];
   const sessions: string[] = [];
+  const presence: string[] = [];
+  const duties: boolean[] = [];
   const node = new ClusterNode({
     app: {
       store,
@@ -93,6 +100,11 @@ async function withRig(fn: (r: Rig) => Promise<void>): Promise<void> {
       kickLocal: (e) => sessions.push(`kick ${e}`) > 0,
       postLocal: (ids, bytes) => sessions.push(`post ${ids} ${new TextDecoder().decode(bytes)}`),
     },
+    presence: {
+      remoteChange: (e, online, at) => presence.push(`${e} ${online} ${at}`),
+      reaped: (ids) => presence.push(`reaped ${ids}`),
+    },
+    onDuties: (held) => duties.push(held),
     log: new Logger("error"),
     pollMs: 60_000,
   });
@@ -105,7 +117,19 @@ async function withRig(fn: (r: Rig) => Promise<void>): Promise<void> {
     const advance = (ms: number) => {
       now += ms;
     };
-    await fn({ node, conns, store, kicked, woken, published, scheduled, sessions, advance });
+    await fn({
+      node,
+      conns,
+      store,
+      kicked,
+      woken,
+      published,
+      scheduled,
+      sessions,
+      presence,
+      duties,
+      advance,
+    });
   } finally {
     await node.stop();
     await store.close();
@@ -151,7 +175,7 @@ Deno.test("wake-ups of other nodes reach the local waker; own and malformed ones
   }));
 
 Deno.test("the store poll wakes held endpoints with work, closes superseded ones, arms the scheduler and reaps", () =>
-  withRig(async ({ node, conns, store, kicked, woken, scheduled, advance }) => {
+  withRig(async ({ node, conns, store, kicked, woken, scheduled, duties, presence, advance }) => {
     for (const id of ["a", "b", "c"]) {
       await store.run("endpoint.create", {
         id,
@@ -174,15 +198,21 @@ Deno.test("the store poll wakes held endpoints with work, closes superseded ones
       "message.submit",
       binaryArgs("s1", { keep: true, ttlSeconds: 3600, sendAt: T0 + 5000 }),
     );
-    // A dead node with a lease long run out.
-    await store.run("node.lease", { nodeId: "n9", address: "x:1", version: "1", leaseMs: 1 });
+    // A dead node with a lease long run out, holding a; this node's own lease.
+    await store.run("node.lease", { nodeId: "n0", address: "x:1", version: "1", leaseMs: 1 });
+    await store.run("endpoint.handshake", { endpointId: "a", nodeId: "n0" });
+    await store.run("node.lease", { nodeId: "n1", address: "x:2", version: "1", leaseMs: 60_000 });
     advance(10);
     await node.pollNow();
     assert.deepEqual(woken.d, ["b"]);
     assert.deepEqual(kicked, [["n1.c", 0x8e]]);
+    // n0's lease ran out: n1 is the live node with the smallest id and arms the scheduler.
+    assert.deepEqual(duties, [true]);
+    assert.equal(node.duties, true);
     assert.deepEqual(scheduled, [T0 + 5000]);
-    // The dead node is gone; the poll reaps at most every reapMs (default 5 s).
-    assert.deepEqual(await store.query("node.list", {}), []);
+    // The dead node is gone and its endpoint offline; the poll reaps at most every reapMs.
+    assert.deepEqual((await store.query("node.list", {})).map((n) => n.node_id), ["n1"]);
+    assert.deepEqual(presence, ["reaped a"]);
     assert.equal(node.counts.polls, 1);
   }));
 
@@ -211,4 +241,50 @@ Deno.test("admin closes and live frames travel to the other nodes and reach thei
       [FRAME_SUBJECT, { n: "n1", e: ["x"], f: "{}" }],
     ]);
     await Promise.resolve();
+  }));
+
+Deno.test("the live node with the smallest id holds the duties; presence changes travel", () =>
+  withRig(async ({ node, store, scheduled, duties, presence, published, advance }) => {
+    await store.run("node.lease", { nodeId: "n0", address: "x:1", version: "1", leaseMs: 2000 });
+    await store.run("node.lease", { nodeId: "n1", address: "x:2", version: "1", leaseMs: 60_000 });
+    await store.run("endpoint.create", {
+      id: "a",
+      name: "a",
+      remark: "",
+      source: "admin",
+      loginHash: "x",
+      talkHash: null,
+      defaultDelayMs: 0,
+    });
+    await store.run("message.submit", {
+      ...binaryArgs("s1", { keep: true, ttlSeconds: 3600, sendAt: T0 + 9000 }),
+      toId: "a",
+    });
+    await node.pollNow();
+    // n0 is alive and smaller: n1 neither holds the duties nor arms the scheduler.
+    assert.deepEqual(duties, []);
+    assert.deepEqual(scheduled, []);
+    advance(2001);
+    await node.pollNow();
+    assert.deepEqual(duties, [true]);
+    assert.deepEqual(scheduled, [T0 + 9000]);
+    // n0 comes back (a later lease): n1 hands over.
+    await store.run("node.lease", { nodeId: "n0", address: "x:1", version: "1", leaseMs: 2000 });
+    await node.pollNow();
+    assert.deepEqual(duties, [true, false]);
+
+    const onPresence = node.handlers()[PRESENCE_SUBJECT];
+    onPresence({ n: "n2", e: "b", o: true, t: 5 });
+    onPresence({ n: "n1", e: "c", o: true, t: 5 }); // our own
+    onPresence({ n: "n2", e: "d", o: "yes", t: 5 }); // malformed
+    assert.deepEqual(presence, ["b true 5"]);
+    node.presenceChanged("e", false, 7);
+    // A stopping node announces the endpoints its stop took offline, after its poll stopped.
+    await node.stop();
+    node.presenceChanged("x", false, 8); // stopped: not published
+    node.leaving(["f"], 8);
+    assert.deepEqual(published.filter(([s]) => s === PRESENCE_SUBJECT), [
+      [PRESENCE_SUBJECT, { n: "n1", e: "e", o: false, t: 7 }],
+      [PRESENCE_SUBJECT, { n: "n1", e: "f", o: false, t: 8 }],
+    ]);
   }));

@@ -88,6 +88,13 @@ CREATE INDEX idx_deliveries_hook_revoked ON deliveries(endpoint_id, hook_due)
   WHERE hook_due IS NOT NULL AND state NOT IN ('pending', 'accepted');
 `;
 
+// Migration 9 (issue 30): the cluster node that holds an endpoint's current login, set by its
+// handshake and cleared when it goes offline, so that a dead node's endpoints can be marked
+// offline by the node that reaps it. NULL on a single node.
+const SCHEMA_V9_SQL = `
+ALTER TABLE endpoints ADD COLUMN online_node TEXT;
+`;
+
 /** One embedded schema step (spec 7.7: migrations are embedded, ordered SQL). */
 export interface Migration {
   readonly version: number;
@@ -105,6 +112,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 6, name: "audit log", sql: SCHEMA_V6_SQL },
   { version: 7, name: "node leases", sql: SCHEMA_V7_SQL },
   { version: 8, name: "webhooks", sql: SCHEMA_V8_SQL },
+  { version: 9, name: "the node holding an endpoint", sql: SCHEMA_V9_SQL },
 ];
 
 /** The schema version this build expects. */

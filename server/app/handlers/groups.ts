@@ -213,7 +213,7 @@ const get: Handler<"group.get"> = async ({ app, conn }, f) => {
     cursor: f.cursor,
     limit: f.limit,
   });
-  return withMembersOnline(g, (id) => app.presence.isOnline(id));
+  return withMembersOnline(g, await app.presence.onlineAmong(g.members.map((m) => m.id)));
 };
 
 /** The group frames of spec 6.7. */

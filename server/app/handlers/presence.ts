@@ -4,7 +4,12 @@ import { presenceItems, withOnline } from "../../store/queries/directory.ts";
 /** spec 6.5 presence.get: up to 200 ids; unknown ids come back as `not_found` items. */
 const presenceGet: Handler<"presence.get"> = async ({ app }, frame) => {
   const rows = await app.store.query("presence.times", { ids: frame.ids });
-  return { items: presenceItems(frame.ids, rows, (id) => app.presence.isOnline(id)) };
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const online = (id: string) => {
+    const r = byId.get(id);
+    return app.presence.onlineWith(id, r?.online_since ?? null, r?.offline_since ?? null);
+  };
+  return { items: presenceItems(frame.ids, rows, online) };
 };
 
 /** spec 6.5 directory.list: sorted by id; id prefix or case-insensitive name match; paged. */
@@ -14,8 +19,12 @@ const directory: Handler<"directory.list"> = async ({ app }, frame) => {
     limit: frame.limit,
     query: frame.query,
   });
+  const byId = new Map(page.items.map((e) => [e.id, e]));
   return {
-    items: withOnline(page.items, (id) => app.presence.isOnline(id)),
+    items: withOnline(page.items, (id) => {
+      const e = byId.get(id);
+      return app.presence.onlineWith(id, e?.online_since_ms ?? null, e?.offline_since_ms ?? null);
+    }),
     next_cursor: page.next_cursor,
   };
 };

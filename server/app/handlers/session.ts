@@ -26,8 +26,14 @@ const hello: Handler<"hello"> = async ({ app, conn, mqtt }, frame) => {
   if (limit !== null && encodeFrame(okResp(frame.rid, data)).length > limit) {
     throw new ProtocolError("response_too_large");
   }
-  const online = await app.store.run("endpoint.handshake", { endpointId: conn.endpointId });
+  // issue 30: a cluster node is recorded as the holder, so its reap can take the endpoint offline.
+  const cluster = app.config.cluster;
+  const online = await app.store.run("endpoint.handshake", {
+    endpointId: conn.endpointId,
+    ...(cluster.nats_url !== "" ? { nodeId: cluster.node_id } : {}),
+  });
   conn.onlineSince = online.onlineSince;
+  conn.wasOnline = online.wasOnline;
   conn.handshaken = true;
   if (conn.helloTimer) clearTimeout(conn.helloTimer);
   conn.helloTimer = null;

@@ -62,6 +62,11 @@ export class MessagingRuntime implements Messaging {
    * null on a single node.
    */
   remote: ((deliveries: string[], receipts: string[]) => void) | null = null;
+  /**
+   * A cluster node's share of the duties (issue 30): scheduled dispatch, the expiry cleanup and
+   * housekeeping run only while this answers true. Null on a single node (always run).
+   */
+  duties: (() => boolean) | null = null;
 
   constructor(app: App, mqtt: MqttApp, obs: MessagingObservers = {}) {
     this.#app = app;
@@ -198,6 +203,8 @@ export class MessagingRuntime implements Messaging {
 
   /** Dispatches every due scheduled message (spec 7.4), then re-arms for the next one. */
   async #dispatchDue(): Promise<void> {
+    // Another node holds the duties; the cluster poll arms this one again when it takes them.
+    if (this.duties !== null && !this.duties()) return;
     if (this.#dispatching) {
       this.#dispatchAgain = true;
       return;
@@ -251,6 +258,7 @@ export class MessagingRuntime implements Messaging {
 
   async #cleanup(): Promise<void> {
     if (this.#cleaning || this.#stopped) return;
+    if (this.duties !== null && !this.duties()) return;
     this.#cleaning = true;
     try {
       for (;;) {
@@ -274,6 +282,7 @@ export class MessagingRuntime implements Messaging {
   > {
     const { config, store, log } = this.#app;
     const total = { messages: 0, receipts: 0, keys: 0, audit: 0 };
+    if (this.duties !== null && !this.duties()) return total;
     try {
       let cursor: HousekeepingCursor | null = null;
       for (;;) {

@@ -96,7 +96,7 @@ contractTest(
       { offline_since: T0 + 100 },
     ]);
     const h = await s.run("endpoint.handshake", { endpointId: "b" }, T0 + 200);
-    assert.deepEqual(h, { onlineSince: T0 + 200, cleared: 1 });
+    assert.deepEqual(h, { onlineSince: T0 + 200, cleared: 1, wasOnline: false });
     assert.deepEqual(await grace(), [{ expire_at: null, pushed_conn: null }]);
   },
 );
@@ -126,6 +126,8 @@ contractTest(
     const h2 = await s.run("endpoint.handshake", { endpointId: "b" }, T0 + 100);
     assert.equal(h1.onlineSince, T0 + 100);
     assert.equal(h2.onlineSince, T0 + 101);
+    // The second found b online already (the first login): no second online for watchers.
+    assert.deepEqual([h1.wasOnline, h2.wasOnline], [false, true]);
     // The first connection closes later on its node: the second login is newer, so b stays online.
     await s.run("endpoint.disconnect", {
       endpointId: "b",

@@ -46,6 +46,13 @@ const SQL_UNMARK_NODE = `UPDATE deliveries SET pushed_conn = NULL, updated_at = 
   expire_at = CASE WHEN expire_at IS NULL OR expire_at < ? THEN ? ELSE expire_at END
   WHERE state = 'pending' AND substr(pushed_conn, 1, length(?)) = ?`;
 
+// The dead node's endpoints go offline, as their disconnect would have done (issue 30).
+const SQL_OFFLINE_NODE = `UPDATE endpoints SET offline_since = MAX(?, online_since),
+  online_node = NULL WHERE online_node = ? RETURNING id`;
+const SQL_GRACE_NOT_KEPT = `UPDATE deliveries SET expire_at = ?, updated_at = ?
+  WHERE endpoint_id = ? AND state = 'pending' AND keep = 0
+    AND (expire_at IS NULL OR expire_at < ?)`;
+
 /** Args of `node.reap`. */
 export interface NodeReapArgs {
   /** The most dead nodes handled in one op. */
@@ -58,6 +65,8 @@ export interface NodeReapResult {
   nodes: string[];
   /** Push marks of their connections cleared (the deliveries wait to be pushed again). */
   deliveries: number;
+  /** The endpoints those nodes held (`online_node`), now offline; sorted. */
+  offline: string[];
 }
 
 /**
@@ -85,21 +94,28 @@ export function release(db: DatabaseSync, a: NodeReleaseArgs, _now: number): boo
  * `node.reap` (issue 30): a node whose lease ran out counts as dead. The push marks of its
  * connections (codes `<nodeId>.…`) are cleared, as its own `recovery.startup` would do, so
  * another node pushes those deliveries again (not-kept ones wait at least the grace period for
- * the endpoint to come back), and its row goes. Any node may run it; a node that renews later
+ * the endpoint to come back), the endpoints it held go offline (their not-kept deliveries get
+ * the grace deadline, as at a disconnect), and its row goes. Any node may run it; a node that renews later
  * takes its lease afresh.
  */
 export function reap(db: DatabaseSync, a: NodeReapArgs, now: number): NodeReapResult {
   const rows = prepareCached(db, SQL_EXPIRED).all(now, a.limit) as { node_id: string }[];
   const until = now + opsContext.limits.graceMs;
   const nodes: string[] = [];
+  const offline: string[] = [];
   let deliveries = 0;
   for (const { node_id } of rows) {
     if (Number(prepareCached(db, SQL_REAP_ONE).run(node_id, now).changes) === 0) continue;
     const p = connCodePrefix(node_id);
     deliveries += Number(prepareCached(db, SQL_UNMARK_NODE).run(now, until, until, p, p).changes);
+    const gone = prepareCached(db, SQL_OFFLINE_NODE).all(now, node_id) as { id: string }[];
+    for (const { id } of gone) {
+      prepareCached(db, SQL_GRACE_NOT_KEPT).run(until, now, id, until);
+      offline.push(id);
+    }
     nodes.push(node_id);
   }
-  return { nodes, deliveries };
+  return { nodes, deliveries, offline: offline.sort() };
 }
 
 /** The node ops, merged into the writer's registry in `mod.ts`. */

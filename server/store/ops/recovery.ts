@@ -7,10 +7,12 @@ import { disconnected, opsContext } from "./context.ts";
 
 // online_since only moves forward, by at least 1 ms per handshake: it is the endpoint's login
 // revision, so that of two logins on different cluster nodes exactly one is the last (issue 30).
-const SQL_ONLINE = `UPDATE endpoints SET online_since = MAX(?, COALESCE(online_since, 0) + 1)
-  WHERE id = ? RETURNING online_since`;
-const SQL_ONLINE_NOW = "SELECT online_since FROM endpoints WHERE id = ?";
-const SQL_OFFLINE = "UPDATE endpoints SET offline_since = ? WHERE id = ?";
+// online_node: the cluster node holding this login (NULL on a single node), so that the node
+// that reaps a dead one marks its endpoints offline (node.reap).
+const SQL_ONLINE = `UPDATE endpoints SET online_since = MAX(?, COALESCE(online_since, 0) + 1),
+  online_node = ? WHERE id = ? RETURNING online_since`;
+const SQL_ONLINE_NOW = "SELECT online_since, offline_since FROM endpoints WHERE id = ?";
+const SQL_OFFLINE = "UPDATE endpoints SET offline_since = ?, online_node = NULL WHERE id = ?";
 const SQL_CLEAR_GRACE = `UPDATE deliveries SET expire_at = NULL, updated_at = ?
   WHERE endpoint_id = ? AND state = 'pending' AND keep = 0 AND expire_at IS NOT NULL`;
 const SQL_GRACE_NOT_KEPT = `UPDATE deliveries SET expire_at = ?, updated_at = ?
@@ -27,29 +29,48 @@ const SQL_RECOVER_DELIVERIES = `UPDATE deliveries SET pushed_conn = NULL, update
 const SQL_RECOVER_NODE_DELIVERIES = `UPDATE deliveries SET pushed_conn = NULL, updated_at = ?,
   expire_at = CASE WHEN expire_at IS NULL OR expire_at < ? THEN ? ELSE expire_at END
   WHERE state = 'pending' AND substr(pushed_conn, 1, length(?)) = ?`;
-const SQL_RECOVER_ENDPOINTS = `UPDATE endpoints SET offline_since = ?
+const SQL_RECOVER_ENDPOINTS = `UPDATE endpoints SET offline_since = ?, online_node = NULL
   WHERE online_since IS NOT NULL AND (offline_since IS NULL OR online_since > offline_since)`;
+// A restarted cluster node's endpoints are offline (their connections ended with the process).
+const SQL_RECOVER_NODE_ENDPOINTS = `UPDATE endpoints
+  SET offline_since = MAX(?, online_since), online_node = NULL WHERE online_node = ?`;
 
 /** Args of `endpoint.handshake`. */
 export interface HandshakeArgs {
   endpointId: string;
+  /** The cluster node holding the connection (issue 30); absent on a single node. */
+  nodeId?: string;
 }
 
 /**
  * `endpoint.handshake` (spec 7.5 握手完成时): the endpoint is online from now; its not-kept
  * pending deliveries lose their grace deadline, so nothing queued behind the window is dropped
- * while it stays online. Start pushing after the commit.
+ * while it stays online. Start pushing after the commit. `wasOnline`: the endpoint was online in
+ * the store before (a login on another cluster node, or one not yet taken offline).
  */
 export function handshake(
   db: DatabaseSync,
   args: HandshakeArgs,
   now: number,
-): { onlineSince: number; cleared: number } {
-  const row = prepareCached(db, SQL_ONLINE).get(now, args.endpointId) as
+): { onlineSince: number; cleared: number; wasOnline: boolean } {
+  const before = prepareCached(db, SQL_ONLINE_NOW).get(args.endpointId) as
+    | { online_since: number | null; offline_since: number | null }
+    | undefined;
+  const row = prepareCached(db, SQL_ONLINE).get(now, args.nodeId ?? null, args.endpointId) as
     | { online_since: number }
     | undefined;
   const r = prepareCached(db, SQL_CLEAR_GRACE).run(now, args.endpointId);
-  return { onlineSince: row?.online_since ?? now, cleared: Number(r.changes) };
+  return {
+    onlineSince: row?.online_since ?? now,
+    cleared: Number(r.changes),
+    wasOnline: before !== undefined && wasOnlineBefore(before.online_since, before.offline_since),
+  };
+}
+
+/** The store's login state before a handshake: its last login later than its last logout. */
+export function wasOnlineBefore(onlineSince: number | null, offlineSince: number | null): boolean {
+  return onlineSince !== null &&
+    (offlineSince === null || Number(onlineSince) > Number(offlineSince));
 }
 
 /** Args of `endpoint.disconnect`. */
@@ -69,8 +90,8 @@ export interface DisconnectArgs {
 export interface StartupArgs {
   /**
    * A cluster node's id (issue 30): only the push marks of this node's connections (codes
-   * `<nodeId>.…`) are cleared, and endpoints are left as they are, since the other nodes still
-   * hold theirs. Without it the restart counts for every connection, as on a single node.
+   * `<nodeId>.…`) are cleared, and only the endpoints this node held (`online_node`) go
+   * offline, since the other nodes still hold theirs. Without it the restart counts for every connection, as on a single node.
    */
   nodeId?: string;
 }
@@ -132,7 +153,8 @@ export function startup(
   if (args.nodeId !== undefined) {
     const p = connCodePrefix(args.nodeId);
     const d = prepareCached(db, SQL_RECOVER_NODE_DELIVERIES).run(now, until, until, p, p);
-    return { deliveries: Number(d.changes), endpoints: 0 };
+    const e = prepareCached(db, SQL_RECOVER_NODE_ENDPOINTS).run(now, args.nodeId);
+    return { deliveries: Number(d.changes), endpoints: Number(e.changes) };
   }
   const d = prepareCached(db, SQL_RECOVER_DELIVERIES).run(now, until, until);
   const e = prepareCached(db, SQL_RECOVER_ENDPOINTS).run(now);

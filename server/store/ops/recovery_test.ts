@@ -48,7 +48,7 @@ Deno.test("handshake sets online_since and clears the grace deadline of not-kept
   const kept = send(db, "kept", { keep: true });
   assert.equal(d(db, graced).expire, T0 + GRACE);
   const r = handshake(db, { endpointId: "b" }, T0 + 5);
-  assert.deepEqual(r, { onlineSince: T0 + 5, cleared: 1 });
+  assert.deepEqual(r, { onlineSince: T0 + 5, cleared: 1, wasOnline: false });
   assert.equal(endpoint(db, "b").online, T0 + 5);
   assert.equal(d(db, graced).expire, null);
   assert.equal(d(db, kept).expire, T0 + TTL_MS, "kept deliveries keep their TTL");

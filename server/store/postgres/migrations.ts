@@ -49,12 +49,18 @@ CREATE INDEX idx_deliveries_hook_revoked ON deliveries(endpoint_id, hook_due)
   WHERE hook_due IS NOT NULL AND state NOT IN ('pending', 'accepted');
 `;
 
+// Migration 5 (issue 30): the node holding an endpoint's login, as SQLite's migration 9.
+const PG_SCHEMA_V5_SQL = `
+ALTER TABLE endpoints ADD COLUMN online_node TEXT COLLATE "C";
+`;
+
 /** Every PostgreSQL migration of this build, oldest first. Append; never edit a released one. */
 export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial schema (SQLite schema 5)", sql: PG_SCHEMA_V1_SQL },
   { version: 2, name: "node leases (SQLite schema 7)", sql: PG_SCHEMA_V2_SQL },
   { version: 3, name: "audit log (SQLite schema 6)", sql: PG_SCHEMA_V3_SQL },
   { version: 4, name: "webhooks (SQLite schema 8)", sql: PG_SCHEMA_V4_SQL },
+  { version: 5, name: "the node holding an endpoint (SQLite schema 9)", sql: PG_SCHEMA_V5_SQL },
 ];
 
 /** The PostgreSQL schema version this build expects. */

@@ -26,6 +26,12 @@ const SQL_UNMARK_NODE = `UPDATE deliveries SET pushed_conn = NULL, updated_at = 
   expire_at = CASE WHEN expire_at IS NULL OR expire_at < $2 THEN $2 ELSE expire_at END
   WHERE state = 'pending' AND left(pushed_conn, length($3)) = $3`;
 
+const SQL_OFFLINE_NODE = `UPDATE endpoints SET offline_since = GREATEST($1, online_since),
+  online_node = NULL WHERE online_node = $2 RETURNING id`;
+const SQL_GRACE_NOT_KEPT = `UPDATE deliveries SET expire_at = $1, updated_at = $2
+  WHERE endpoint_id = $3 AND state = 'pending' AND keep = 0
+    AND (expire_at IS NULL OR expire_at < $1)`;
+
 /** `node.lease`, the twin of server/store/ops/nodes.ts. */
 async function lease(t: PgTx, a: NodeLeaseArgs, now: number): Promise<NodeLease> {
   const rows = await t.q<{ started_at: number; lease_until: number }>(SQL_LEASE, [
@@ -49,11 +55,17 @@ async function reap(t: PgTx, a: NodeReapArgs, now: number): Promise<NodeReapResu
   const rows = await t.q<{ node_id: string }>(SQL_REAP, [now, a.limit]);
   const until = now + t.ctx.limits.graceMs;
   const nodes = rows.map((r) => r.node_id).sort();
+  const offline: string[] = [];
   let deliveries = 0;
   for (const node of nodes) {
     deliveries += (await t.q(SQL_UNMARK_NODE, [now, until, connCodePrefix(node)])).count;
+    const gone = await t.q<{ id: string }>(SQL_OFFLINE_NODE, [now, node]);
+    for (const { id } of gone) {
+      await t.q(SQL_GRACE_NOT_KEPT, [until, now, id]);
+      offline.push(id);
+    }
   }
-  return { nodes, deliveries };
+  return { nodes, deliveries, offline: offline.sort() };
 }
 
 /** The node ops. */
