@@ -88,6 +88,20 @@ CREATE INDEX idx_deliveries_hook_revoked ON deliveries(endpoint_id, hook_due)
   WHERE hook_due IS NOT NULL AND state NOT IN ('pending', 'accepted');
 `;
 
+// Migration 9 (issue 30 item 4): the lockouts' failure counters, shared by the nodes of a
+// cluster (server/store/ops/lockouts.ts). `expires_at`: when the row no longer matters (the end
+// of its lock or of its window), for pruning.
+const SCHEMA_V9_SQL = `
+CREATE TABLE failure_counters (
+  key TEXT PRIMARY KEY,
+  window_start INTEGER NOT NULL,
+  failures INTEGER NOT NULL,
+  locked_until INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+);
+CREATE INDEX idx_failure_counters_expires ON failure_counters(expires_at);
+`;
+
 /** One embedded schema step (spec 7.7: migrations are embedded, ordered SQL). */
 export interface Migration {
   readonly version: number;
@@ -105,6 +119,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 6, name: "audit log", sql: SCHEMA_V6_SQL },
   { version: 7, name: "node leases", sql: SCHEMA_V7_SQL },
   { version: 8, name: "webhooks", sql: SCHEMA_V8_SQL },
+  { version: 9, name: "failure counters", sql: SCHEMA_V9_SQL },
 ];
 
 /** The schema version this build expects. */

@@ -32,6 +32,7 @@ const TABLES = [
   "audit_log",
   "nodes",
   "webhooks",
+  "failure_counters",
 ];
 const INDEXES = [
   "idx_messages_due",
@@ -47,6 +48,7 @@ const INDEXES = [
   "idx_group_members_endpoint",
   "idx_audit_at",
   "idx_deliveries_hook_revoked",
+  "idx_failure_counters_expires",
 ];
 const NOW = Date.UTC(2026, 10, 29, 21, 15, 0);
 /** The first release's migrations: the generic tests upgrade from it with the fake {@link V2}. */
@@ -86,15 +88,15 @@ Deno.test("a new database gets every table and index of spec 7.7 without a backu
   withDir(async (dir) => {
     const path = join(dir, "nixmsg.db");
     const result = await migrate(path, { backupDir: join(dir, "backup"), now: NOW });
-    assert.deepEqual(result, { from: 0, to: 8, backupPath: null });
-    assert.equal(SCHEMA_VERSION, 8);
-    assert.deepEqual(MIGRATIONS.map((m) => m.version), [1, 2, 3, 4, 5, 6, 7, 8]);
+    assert.deepEqual(result, { from: 0, to: 9, backupPath: null });
+    assert.equal(SCHEMA_VERSION, 9);
+    assert.deepEqual(MIGRATIONS.map((m) => m.version), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
     assert.equal(existsSync(join(dir, "backup")), false);
     readDb(path, (db) => {
       // Migration 2 rebuilt two tables, which moves them in sqlite_master: compare as sets.
       assert.deepEqual(names(db, "table").sort(), [...TABLES].sort());
       assert.deepEqual(names(db, "index").sort(), [...INDEXES].sort());
-      assert.equal(currentVersion(db), 8);
+      assert.equal(currentVersion(db), 9);
       const rows = db.prepare("SELECT version, applied_at FROM schema_migrations ORDER BY version")
         .all();
       assert.deepEqual(rows.map((r) => ({ ...r })), [
@@ -106,6 +108,7 @@ Deno.test("a new database gets every table and index of spec 7.7 without a backu
         { version: 6, applied_at: NOW },
         { version: 7, applied_at: NOW },
         { version: 8, applied_at: NOW },
+        { version: 9, applied_at: NOW },
       ]);
     });
   }));
@@ -115,7 +118,7 @@ Deno.test("an up-to-date database is left alone", () =>
     const path = join(dir, "nixmsg.db");
     await migrate(path, { backupDir: join(dir, "backup"), now: NOW });
     const again = await migrate(path, { backupDir: join(dir, "backup"), now: NOW + 1 });
-    assert.deepEqual(again, { from: 8, to: 8, backupPath: null });
+    assert.deepEqual(again, { from: 9, to: 9, backupPath: null });
     assert.equal(existsSync(join(dir, "backup")), false);
   }));
 
