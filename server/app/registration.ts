@@ -82,7 +82,7 @@ export function registrationRoutes(app: App): Route[] {
       return fail(ctx, "busy");
     }
     if (enabled !== "true") return fail(ctx, "registration_closed");
-    const attempt = app.registrationLocks.begin(key);
+    const attempt = await app.registrationLocks.acquire(key);
     if (attempt === null) return fail(ctx, "rate_limited");
     let json: unknown;
     try {
@@ -95,6 +95,7 @@ export function registrationRoutes(app: App): Route[] {
       : undefined;
     if (!code || typeof given !== "string" || !constantTimeEqualString(given, code)) {
       attempt.fail(code ? "wrong_code" : "no_code_set");
+      await attempt.done();
       app.log.info("registration refused", { result: "registration_code_invalid", ip });
       return fail(ctx, "registration_code_invalid");
     }

@@ -139,6 +139,22 @@ export class FailureLimiter {
   }
 
   /**
+   * Locks `key` until `until` because another node's failures locked it (issue 30: the counts are
+   * shared through the store). Its own failures are forgotten; no lock start is reported (the
+   * node that counted the last failure reports it). A lock that ends later is kept.
+   */
+  imposeLock(key: string, until: number): void {
+    if (until <= this.#clock()) return;
+    const entry = this.#touch(key);
+    if (entry.lockedUntil >= until) return;
+    entry.failures = [];
+    entry.lockedUntil = until;
+    // Locks imposed from the store may end out of order; sweep() stops at the first one not due,
+    // so a later one waits at most one lock length longer to be reported, never longer to end.
+    this.#expiries.push({ key, until });
+  }
+
+  /**
    * Ends every lock whose time is over, so its end is reported even when nobody asks about the
    * key again. Call it periodically; it only looks at locks that are due.
    */

@@ -88,9 +88,10 @@ CREATE INDEX idx_deliveries_hook_revoked ON deliveries(endpoint_id, hook_due)
   WHERE hook_due IS NOT NULL AND state NOT IN ('pending', 'accepted');
 `;
 
-// Migration 9 (issue 30 item 4): the lockouts' failure counters, shared by the nodes of a
+// Migration 9 (issue 30 items 4 and 6): the lockouts' failure counters, shared by the nodes of a
 // cluster (server/store/ops/lockouts.ts). `expires_at`: when the row no longer matters (the end
-// of its lock or of its window), for pruning.
+// of its lock or of its window), for pruning. A node's lease also tells how many connections it
+// held at its last renewal, for the console's nodes page.
 const SCHEMA_V9_SQL = `
 CREATE TABLE failure_counters (
   key TEXT PRIMARY KEY,
@@ -100,6 +101,7 @@ CREATE TABLE failure_counters (
   expires_at INTEGER NOT NULL
 );
 CREATE INDEX idx_failure_counters_expires ON failure_counters(expires_at);
+ALTER TABLE nodes ADD COLUMN connections INTEGER NOT NULL DEFAULT 0;
 `;
 
 /** One embedded schema step (spec 7.7: migrations are embedded, ordered SQL). */
@@ -119,7 +121,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 6, name: "audit log", sql: SCHEMA_V6_SQL },
   { version: 7, name: "node leases", sql: SCHEMA_V7_SQL },
   { version: 8, name: "webhooks", sql: SCHEMA_V8_SQL },
-  { version: 9, name: "failure counters", sql: SCHEMA_V9_SQL },
+  { version: 9, name: "failure counters, node connections", sql: SCHEMA_V9_SQL },
 ];
 
 /** The schema version this build expects. */

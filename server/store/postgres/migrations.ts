@@ -49,7 +49,7 @@ CREATE INDEX idx_deliveries_hook_revoked ON deliveries(endpoint_id, hook_due)
   WHERE hook_due IS NOT NULL AND state NOT IN ('pending', 'accepted');
 `;
 
-// Migration 5 (issue 30 item 4): the lockouts' failure counters, as SQLite's migration 9.
+// Migration 5 (issue 30 items 4 and 6): failure counters and node connections, as SQLite's 9.
 const PG_SCHEMA_V5_SQL = `
 CREATE TABLE failure_counters (
   key TEXT COLLATE "C" PRIMARY KEY,
@@ -59,6 +59,7 @@ CREATE TABLE failure_counters (
   expires_at BIGINT NOT NULL
 );
 CREATE INDEX idx_failure_counters_expires ON failure_counters(expires_at);
+ALTER TABLE nodes ADD COLUMN connections INTEGER NOT NULL DEFAULT 0;
 `;
 
 /** Every PostgreSQL migration of this build, oldest first. Append; never edit a released one. */
@@ -67,7 +68,11 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 2, name: "node leases (SQLite schema 7)", sql: PG_SCHEMA_V2_SQL },
   { version: 3, name: "audit log (SQLite schema 6)", sql: PG_SCHEMA_V3_SQL },
   { version: 4, name: "webhooks (SQLite schema 8)", sql: PG_SCHEMA_V4_SQL },
-  { version: 5, name: "failure counters (SQLite schema 9)", sql: PG_SCHEMA_V5_SQL },
+  {
+    version: 5,
+    name: "failure counters, node connections (SQLite schema 9)",
+    sql: PG_SCHEMA_V5_SQL,
+  },
 ];
 
 /** The PostgreSQL schema version this build expects. */
