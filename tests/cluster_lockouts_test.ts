@@ -9,6 +9,7 @@ import { NATS_SKIP_REASON } from "./helpers/nats_server.ts";
 import { type Cluster, startCluster } from "./helpers/cluster.ts";
 import { AdminClient } from "./helpers/admin.ts";
 import { PG_SKIP_REASON } from "../server/store/postgres/_testing.ts";
+import { connectPostgres, query } from "../server/store/postgres/sql.ts";
 
 const SKIP = PG_SKIP_REASON ?? NATS_SKIP_REASON;
 if (SKIP) console.error(SKIP);
@@ -97,5 +98,56 @@ Deno.test({
       await unlockOn(0, ["talk-secret"]);
       await unlockOn(1, ["talk-secret"]);
       assert.deepEqual(codes, ["rate_limited", "rate_limited"]);
+    }),
+});
+
+Deno.test({
+  name: "registration: wrong codes and successes spread over two nodes hit the limits of one node",
+  ignore: SKIP !== null,
+  fn: () =>
+    withCluster(async (c) => {
+      const admin = new AdminClient(`http://${c.nodes[0]!.addr}`);
+      await admin.login();
+      const gen = await admin.call("PUT", "/api/admin/registration", {
+        body: { generate: true, enabled: true },
+      });
+      assert.equal(gen.status, 200, gen.text);
+      const code = gen.data?.code as string;
+      const register = async (node: number, body: Record<string, string>) => {
+        const r = await fetch(`http://${c.nodes[node]!.addr}/api/client/register`, {
+          method: "POST",
+          body: JSON.stringify(body),
+        });
+        const json = await r.json() as { error?: { code?: string } };
+        return r.status === 200 ? "ok" : String(json.error?.code);
+      };
+      // limits.registrations_per_ip_per_minute is 10 by default: 5 on each node, then no more.
+      const made: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        made.push(await register(i % 2, { registration_code: code, id: `self-${i}` }));
+      }
+      assert.deepEqual(made, Array(10).fill("ok"));
+      assert.equal(await register(0, { registration_code: code, id: "self-x" }), "rate_limited");
+      assert.equal(await register(1, { registration_code: code, id: "self-y" }), "rate_limited");
+
+      // Wrong codes (spec 5: 10 per address in 5 minutes), alternating nodes, lock both.
+      const wrong: string[] = [];
+      for (let i = 0; i < PAIR_LIMIT; i++) {
+        wrong.push(await register(i % 2, { registration_code: `wrong-code-${i}`, id: `w-${i}` }));
+      }
+      assert.deepEqual(wrong, Array(PAIR_LIMIT).fill("registration_code_invalid"));
+      const db = connectPostgres({ url: c.pg.url, max: 1 });
+      try {
+        const locked = await query<{ n: number }>(
+          db,
+          `SELECT count(*)::int AS n FROM failure_counters
+            WHERE left(key, 20) = '["registration","ip"' AND locked_until > 0`,
+        );
+        assert.equal(locked[0].n, 1, "one locked address in the store");
+      } finally {
+        await db.end();
+      }
+      assert.equal(await register(0, { registration_code: code, id: "r0" }), "rate_limited");
+      assert.equal(await register(1, { registration_code: code, id: "r1" }), "rate_limited");
     }),
 });

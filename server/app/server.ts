@@ -179,6 +179,7 @@ async function startLocked(
       talkLocks: new TalkLockouts({ clock, events, shared }),
       registrationLocks: new IpLockouts({ clock, events, shared, kind: "registration" }),
       adminLocks: new IpLockouts({ clock, events, shared, kind: "admin", accountRule: true }),
+      ...(shared ? { sharedCounters: shared } : {}),
       security: events,
       rate: new RateLimiter({ perSecond: config.limits.requests_per_second, clock }),
       conns,
