@@ -185,7 +185,7 @@ function begin(
       const counted = rules.map(([r, key]) => ({ key: storeKey(r, key), ...toShared(r.rule) }));
       written = shared.fail(counted).then((ends) => {
         ends.forEach((until, i) => {
-          if (until !== null) rules[i][0].limiter.imposeLock(rules[i][1], until);
+          if (until !== null) rules[i][0].limiter.imposeLock(rules[i][1], until, true);
         });
       });
     }

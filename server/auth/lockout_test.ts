@@ -496,6 +496,30 @@ Deno.test("login lockouts of two nodes with shared counters lock after 10 failur
   assert.deepEqual([...shared.locks.keys()], []);
 });
 
+Deno.test("a lock reached through shared counters is reported once, by the node that started it", async () => {
+  const clock = new FakeClock();
+  const shared = new FakeShared(clock.read);
+  const seen: string[] = [];
+  const events = (node: number): LockoutEvents => ({
+    failure: () => {},
+    lockStarted: (_k, rule) => seen.push(`${node} start ${rule}`),
+    lockEnded: (_k, rule, _w, reason) => seen.push(`${node} end ${rule} ${reason}`),
+  });
+  const nodes = [0, 1].map((i) =>
+    new LoginLockouts({ clock: clock.read, shared, events: events(i) })
+  );
+  for (let i = 0; i < 10; i++) {
+    const attempt = await nodes[i % 2].acquire("bob", "10.0.0.2");
+    attempt!.fail();
+    await attempt!.done();
+  }
+  assert.equal(await nodes[0].acquire("bob", "10.0.0.2"), null, "node 0 sees the lock");
+  assert.deepEqual(seen, ["1 start pair"]);
+  clock.advance(5 * MINUTE);
+  for (const n of nodes) n.sweep();
+  assert.deepEqual(seen, ["1 start pair", "1 end pair expired"]);
+});
+
 Deno.test("without shared counters acquire() is begin() and done() resolves at once", async () => {
   const locks = new TalkLockouts();
   const attempt = await locks.acquire("s", "t");
