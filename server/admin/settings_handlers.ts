@@ -76,8 +76,10 @@ export function settingsHandlers(d: AdminDeps) {
   }
 
   /** GET /api/admin/settings: the configuration without secrets (spec 12). */
-  function settings(req: AdminRequest): void {
+  async function settings(req: AdminRequest): Promise<void> {
     const c = app.config;
+    // issue 30: on a cluster the account lock may have been reached through another node.
+    await app.adminLocks.refreshAccount("admin");
     ok(req.ctx, {
       listen: c.listen,
       admin_listen: c.admin_listen,

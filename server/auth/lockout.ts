@@ -473,6 +473,13 @@ export class IpLockouts {
     return begin(rules, this.#kind, who, this.#events, this.#shared);
   }
 
+  /** Reads the cluster's shared counter of `account` into the local lock (for the console). */
+  refreshAccount(account: string): Promise<void> {
+    return this.#account === null
+      ? Promise.resolve()
+      : refresh(this.#shared, [[this.#account, account]]);
+  }
+
   /** Reads the cluster's shared counters of `ip` (and `account`) into the local locks. */
   refresh(ip: string, account?: string): Promise<void> {
     return refresh(this.#shared, this.#rules(ip, account));
