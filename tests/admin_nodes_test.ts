@@ -12,6 +12,11 @@ Deno.test("GET /api/admin/nodes lists every lease, alive or expired, and names t
     assert.equal(empty.status, 200);
     assert.deepEqual(empty.data.nodes, [], "a single node holds no lease");
     assert.equal(empty.data.this_node, "node-1");
+    // The answering node describes itself, so the console shows a single node too.
+    const local = empty.data.local as Record<string, unknown>;
+    assert.equal(local.id, "node-1");
+    assert.ok(t.wsUrl.includes(`//${local.address}/`), `${local.address} is where MQTT listens`);
+    assert.equal(local.connections, 0);
 
     const now = Date.now();
     const store = t.server.store;
@@ -20,6 +25,7 @@ Deno.test("GET /api/admin/nodes lists every lease, alive or expired, and names t
       address: "127.0.0.2:7443",
       version: "9.9.9",
       leaseMs: 60_000,
+      connections: 3,
     });
     await store.run("node.lease", {
       nodeId: "node-1",
@@ -35,9 +41,9 @@ Deno.test("GET /api/admin/nodes lists every lease, alive or expired, and names t
     }, "node-1's lease to run out");
     assert.equal(r.status, 200);
     const nodes = r.data.nodes as Record<string, unknown>[];
-    assert.deepEqual(nodes.map((n) => [n.id, n.address, n.version, n.alive]), [
-      ["node-1", "127.0.0.1:7443", "9.9.9", false],
-      ["node-2", "127.0.0.2:7443", "9.9.9", true],
+    assert.deepEqual(nodes.map((n) => [n.id, n.address, n.version, n.alive, n.connections]), [
+      ["node-1", "127.0.0.1:7443", "9.9.9", false, 0],
+      ["node-2", "127.0.0.2:7443", "9.9.9", true, 3],
     ]);
     assert.ok(Number(r.data.server_time) >= Number(nodes[0].lease_until));
     assert.ok(Number(nodes[1].lease_until) >= now + 60_000, JSON.stringify(nodes[1]));

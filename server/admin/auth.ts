@@ -60,6 +60,16 @@ export class AdminAuth {
   }
 
   /**
+   * {@linkcode begin} after reading the cluster's shared counters (issue 30), for the admin
+   * password: a lock reached through other nodes holds here too. API tokens keep `begin` (their
+   * failures still count for every node) so a request costs no extra store read.
+   */
+  async acquire(ctx: HttpContext, account?: string): Promise<Attempt> {
+    await this.locks.refresh(this.#app.addressKey(ctx.peer.remoteAddress), account);
+    return this.begin(ctx, account);
+  }
+
+  /**
    * The caller of `ctx`, or a thrown 401 `unauthorized` (429 while the IP is locked and a token
    * is offered). A request with an `Authorization` header is judged by it alone (spec 8).
    */

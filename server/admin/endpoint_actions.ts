@@ -34,8 +34,8 @@ export function endpointActions(d: AdminDeps): EndpointActions {
       applyVoids(app, r);
       for (const e of r.groupEvents) notifyGroup(app, e.members, e.groupId, e.event, e.endpointId);
       // A later endpoint with the same id starts with a clean slate.
-      app.loginLocks.unlock(id);
-      app.talkLocks.clearTarget(id);
+      await app.loginLocks.unlock(id);
+      await app.talkLocks.clearTarget(id);
       await mqtt.fatal(id, "deleted");
     },
     async resetPassword(id, loginHash) {

@@ -139,7 +139,7 @@ export function endpointHandlers(d: AdminDeps) {
       item: view,
       groups: await app.store.query("admin.endpoint_group_count", { id }),
       // The per-endpoint lock only: no source IP is "" (spec 5).
-      login_paused_until: app.loginLocks.lockedUntil(id, ""),
+      login_paused_until: await app.loginLocks.lockedUntilShared(id, ""),
     });
   }
 
@@ -194,7 +194,7 @@ export function endpointHandlers(d: AdminDeps) {
     await readJson(req.ctx, []);
     const id = req.ctx.params.id;
     await item(id);
-    app.loginLocks.unlock(id);
+    await app.loginLocks.unlock(id); // issue 30: on every node of a cluster
     ok(req.ctx, {});
   }
 
@@ -206,7 +206,7 @@ export function endpointHandlers(d: AdminDeps) {
     await item(id);
     const talkHash = pw === "" ? null : await app.pool.hash(pw);
     await writer.run("talk.set_password", { endpointId: id, talkHash }).catch(notFound);
-    app.talkLocks.clearTarget(id); // spec 5: a new talk password resets the per-target count
+    await app.talkLocks.clearTarget(id); // spec 5: a new talk password resets the per-target count
     ok(req.ctx, { item: await item(id) });
   }
 

@@ -387,6 +387,14 @@ const OPERATIONS: [string, string, OpSpec][] = [
     ok: obj({
       server_time: timeMs,
       this_node: str,
+      // The node that answers, from its own memory: shown by the console when `nodes` is empty.
+      local: obj({
+        id: str,
+        address: str,
+        version: str,
+        started_at: timeMs,
+        connections: nonNegInt,
+      }),
       nodes: arr(obj({
         id: str,
         address: str,
@@ -395,6 +403,7 @@ const OPERATIONS: [string, string, OpSpec][] = [
         renewed_at: timeMs,
         lease_until: timeMs,
         alive: bool,
+        connections: nonNegInt,
       })),
     }),
   }],

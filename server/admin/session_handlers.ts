@@ -40,7 +40,7 @@ export function sessionHandlers(d: AdminDeps) {
     reason: "wrong_password" | "wrong_old_password",
   ): Promise<void> {
     // issue 28: the password counts per address and per account (`admin`, the only one).
-    const attempt = auth.begin(req.ctx, ADMIN_USERNAME);
+    const attempt = await auth.acquire(req.ctx, ADMIN_USERNAME);
     let good: boolean;
     const owner = app.addressKey(req.ctx.peer.remoteAddress);
     try {
@@ -56,6 +56,7 @@ export function sessionHandlers(d: AdminDeps) {
     }
     if (!good) {
       attempt.fail(otherwiseOk ? reason : "wrong_username");
+      await attempt.done();
       throw httpFail("unauthorized", message);
     }
     attempt.release();

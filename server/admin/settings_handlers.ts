@@ -26,6 +26,8 @@ function boundAddress(dataDir: string, role: "listen" | "admin"): string {
 export function settingsHandlers(d: AdminDeps) {
   const { app } = d;
   const writer = app.store;
+  // The routes are made while the server starts: this process's start, for GET /nodes.
+  const startedAt = app.clock();
 
   /** GET /api/admin/overview: stored counts plus the live connection table. */
   async function overview(req: AdminRequest): Promise<void> {
@@ -53,6 +55,13 @@ export function settingsHandlers(d: AdminDeps) {
     ok(req.ctx, {
       server_time: now,
       this_node: app.config.cluster.node_id,
+      local: {
+        id: app.config.cluster.node_id,
+        address: boundAddress(app.config.data_dir, "listen"),
+        version: VERSION,
+        started_at: startedAt,
+        connections: app.broker.clientCount("ws") + app.broker.clientCount("tcp"),
+      },
       nodes: rows.map((n) => ({
         id: n.node_id,
         address: n.address,
@@ -61,13 +70,16 @@ export function settingsHandlers(d: AdminDeps) {
         renewed_at: n.renewed_at,
         lease_until: n.lease_until,
         alive: n.lease_until > now,
+        connections: n.connections,
       })),
     });
   }
 
   /** GET /api/admin/settings: the configuration without secrets (spec 12). */
-  function settings(req: AdminRequest): void {
+  async function settings(req: AdminRequest): Promise<void> {
     const c = app.config;
+    // issue 30: on a cluster the account lock may have been reached through another node.
+    await app.adminLocks.refreshAccount("admin");
     ok(req.ctx, {
       listen: c.listen,
       admin_listen: c.admin_listen,

@@ -2,7 +2,7 @@ import type { Config } from "../config/types.ts";
 import type { Logger } from "../log/log.ts";
 import type { Store } from "../store/store.ts";
 import type { PasswordPool } from "../auth/password_pool.ts";
-import type { IpLockouts, LoginLockouts, TalkLockouts } from "../auth/lockout.ts";
+import type { IpLockouts, LoginLockouts, SharedCounters, TalkLockouts } from "../auth/lockout.ts";
 import type { RateLimiter } from "../auth/rate_limit.ts";
 import type { SecurityLog } from "../auth/security_log.ts";
 import type { Broker } from "../broker/types.ts";
@@ -41,6 +41,8 @@ export interface App {
   readonly registrationLocks: IpLockouts;
   /** Admin password and API token failures per IP (spec 5 锁定, 8). */
   readonly adminLocks: IpLockouts;
+  /** A cluster's counters in the store (issue 30 item 4); absent on a single node. */
+  readonly sharedCounters?: SharedCounters;
   /** Security log lines and metrics (issue 18). */
   readonly security: SecurityLog;
   /** Requests per endpoint, except ack and receipt_ack (spec 6.10). */

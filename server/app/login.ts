@@ -124,7 +124,7 @@ export class LoginService {
     // spec 5 锁定: while locked, reject without hashing. The slot is taken before argon2, so
     // concurrent guesses cannot outnumber the failures still allowed (issue 18).
     const owner = app.addressKey(info.remoteAddress);
-    const attempt = app.loginLocks.begin(id, owner);
+    const attempt = await app.loginLocks.acquire(id, owner);
     if (attempt === null) return { ok: false, reason: "bad_credentials" };
     const row = await this.#row(id);
     if (row === "error") {
@@ -147,6 +147,7 @@ export class LoginService {
     }
     if (!ok || row === null) {
       attempt.fail(row === null ? "unknown_id" : row.enabled !== 1 ? "disabled" : "wrong_password");
+      await attempt.done(); // issue 30: counted for every node before the refusal goes out
       return { ok: false, reason: "bad_credentials" };
     }
     attempt.release();

@@ -52,10 +52,18 @@ function parseBody(raw: unknown): RegisterBody | string {
  * `POST /api/client/register` (spec 6.9). Check order: switch -> IP lock -> constant-time code
  * compare (failures count) -> fields -> hash -> insert. Logs only the result, id and IP.
  */
+const MINUTE = 60_000;
+
+/** The key of an address group's registrations in the shared counters. */
+function sharedKey(addressKey: string): string {
+  return JSON.stringify(["registration", "success", addressKey]);
+}
+
 export function registrationRoutes(app: App): Route[] {
   // issue 28: successful registrations per address group, so one holder of the code cannot
   // create endpoints by the thousand. Bounded: a group's bucket only matters while it is busy.
   const perMinute = app.config.limits.registrations_per_ip_per_minute;
+  const shared = app.sharedCounters;
   const successes = new RateLimiter({
     perSecond: perMinute / 60,
     burst: perMinute,
@@ -82,7 +90,7 @@ export function registrationRoutes(app: App): Route[] {
       return fail(ctx, "busy");
     }
     if (enabled !== "true") return fail(ctx, "registration_closed");
-    const attempt = app.registrationLocks.begin(key);
+    const attempt = await app.registrationLocks.acquire(key);
     if (attempt === null) return fail(ctx, "rate_limited");
     let json: unknown;
     try {
@@ -95,6 +103,7 @@ export function registrationRoutes(app: App): Route[] {
       : undefined;
     if (!code || typeof given !== "string" || !constantTimeEqualString(given, code)) {
       attempt.fail(code ? "wrong_code" : "no_code_set");
+      await attempt.done();
       app.log.info("registration refused", { result: "registration_code_invalid", ip });
       return fail(ctx, "registration_code_invalid");
     }
@@ -108,9 +117,14 @@ export function registrationRoutes(app: App): Route[] {
       talkPassword: body.talk_password,
     });
     if (problem) return fail(ctx, "bad_request", problem);
-    if (!successes.hasToken(key)) {
+    // issue 30 item 4: on a cluster the successes of every node count (fixed minute windows).
+    const sharedUntil = shared ? (await shared.state([sharedKey(key)])).get(sharedKey(key)) : null;
+    if (!successes.hasToken(key) || sharedUntil != null) {
       app.log.info("registration refused", { result: "rate_limited", ip });
-      ctx.res.setHeader("Retry-After", String(successes.retryAfterSeconds(key)));
+      const retry = sharedUntil != null
+        ? Math.max(1, Math.ceil((sharedUntil - app.clock()) / 1000))
+        : successes.retryAfterSeconds(key);
+      ctx.res.setHeader("Retry-After", String(retry));
       return fail(ctx, "rate_limited", "同一地址注册过于频繁，请稍后再试");
     }
     const id = body.id || randomId("e", 8);
@@ -136,6 +150,7 @@ export function registrationRoutes(app: App): Route[] {
       return fail(ctx, "busy");
     }
     successes.take(key);
+    await shared?.fail([{ key: sharedKey(key), max: perMinute, windowMs: MINUTE, lockMs: MINUTE }]);
     app.log.info("registration", { result: "ok", endpoint: id, ip });
     ctx.json(200, { ok: true, data: generated ? { id, login_password: generated } : { id } });
   };

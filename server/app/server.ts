@@ -39,6 +39,7 @@ import { connCodePrefix } from "../store/ops/recovery.ts";
 import { NodeLeaseKeeper } from "../cluster/node_lease.ts";
 import { ClusterNode } from "../cluster/cluster_node.ts";
 import { NatsBus } from "../cluster/nats_bus.ts";
+import { StoreCounters } from "../cluster/shared_counters.ts";
 import { VERSION } from "../version.ts";
 
 /** How often ended lockouts are looked for and logged. */
@@ -167,15 +168,18 @@ async function startLocked(
     await pool.dummyHash(); // made before serving, so no probe pays for it (issue 18)
     const events = new SecurityLog(log, { store, log });
     const conns = new ConnectionTable();
+    // issue 30 item 4: a cluster's lockouts count in the store, so every node sees every guess.
+    const shared = nodeId !== null ? new StoreCounters(store, log, clock) : undefined;
     const app: App = {
       config,
       log,
       store,
       pool,
-      loginLocks: new LoginLockouts({ clock, events }),
-      talkLocks: new TalkLockouts({ clock, events }),
-      registrationLocks: new IpLockouts({ clock, events, kind: "registration" }),
-      adminLocks: new IpLockouts({ clock, events, kind: "admin", accountRule: true }),
+      loginLocks: new LoginLockouts({ clock, events, shared }),
+      talkLocks: new TalkLockouts({ clock, events, shared }),
+      registrationLocks: new IpLockouts({ clock, events, shared, kind: "registration" }),
+      adminLocks: new IpLockouts({ clock, events, shared, kind: "admin", accountRule: true }),
+      ...(shared ? { sharedCounters: shared } : {}),
       security: events,
       rate: new RateLimiter({ perSecond: config.limits.requests_per_second, clock }),
       conns,
@@ -379,6 +383,7 @@ async function startCluster(
     address: p.address,
     version: VERSION,
     leaseMs: opts.clusterLeaseMs,
+    connections: () => app.broker.clientCount("ws") + app.broker.clientCount("tcp"),
     log,
     // The other nodes may now treat this one as dead and push its deliveries elsewhere: let the
     // clients go, so they reconnect to a node that holds its lease.

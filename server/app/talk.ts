@@ -30,11 +30,14 @@ export async function decideTalk(
     return { verdict: "no_password", expectedVersion: st.talkVersion };
   }
   // spec 5 锁定; the slot is taken before argon2 so concurrent guesses stay within the rule.
-  const attempt = app.talkLocks.begin(senderId, targetId);
+  const attempt = await app.talkLocks.acquire(senderId, targetId);
   if (attempt === null) throw new ProtocolError("rate_limited");
   const ok = st.talkHash !== null && await app.pool.verify(st.talkHash, password);
   if (ok) attempt.release();
-  else attempt.fail("wrong_password");
+  else {
+    attempt.fail("wrong_password");
+    await attempt.done();
+  }
   return { verdict: ok ? "password_ok" : "password_wrong", expectedVersion: st.talkVersion };
 }
 

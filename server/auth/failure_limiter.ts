@@ -26,6 +26,9 @@ interface Entry {
   lockedUntil: number;
   /** Attempts reserved by {@linkcode FailureLimiter.reserve} and not yet settled. */
   inFlight: number;
+  /** The lock came from another node through {@linkcode FailureLimiter.imposeLock}: its end is
+   * that node's to report, not this one's. */
+  imposed?: boolean;
 }
 
 /**
@@ -133,9 +136,34 @@ export class FailureLimiter {
     if (entry.failures.length < this.#max) return false;
     entry.failures = [];
     entry.lockedUntil = now + this.#lockMs;
+    entry.imposed = false;
     this.#expiries.push({ key, until: entry.lockedUntil });
     this.#onLock(key, entry.lockedUntil);
     return true;
+  }
+
+  /**
+   * Locks `key` until `until` because the shared counters say so (issue 30: a cluster counts in
+   * the store). `own`: this node's failure started that lock, so it reports the start (unless its
+   * own count already locked) and the end, as for a lock of its own; otherwise another node's did,
+   * and neither is reported here. Failures are forgotten; a lock that ends later is kept.
+   */
+  imposeLock(key: string, until: number, own = false): void {
+    if (until <= this.#clock()) return;
+    const entry = this.#touch(key);
+    if (entry.lockedUntil >= until) return;
+    const wasLocked = entry.lockedUntil !== 0;
+    entry.failures = [];
+    entry.lockedUntil = until;
+    if (own) {
+      if (!wasLocked || entry.imposed) this.#onLock(key, until);
+      entry.imposed = false;
+    } else if (!wasLocked) {
+      entry.imposed = true;
+    }
+    // Locks imposed from the store may end out of order; sweep() stops at the first one not due,
+    // so a later one waits at most one lock length longer to be reported, never longer to end.
+    this.#expiries.push({ key, until });
   }
 
   /**
@@ -178,7 +206,7 @@ export class FailureLimiter {
     const entry = this.#entries.get(key);
     if (!entry || entry.lockedUntil === 0 || this.#clock() < entry.lockedUntil) return entry;
     // The lock is over; its failures were cleared when it began, so only reservations remain.
-    this.#onUnlock(key, "expired");
+    if (!entry.imposed) this.#onUnlock(key, "expired");
     if (entry.inFlight === 0) {
       this.#entries.delete(key);
       return undefined;
@@ -213,7 +241,9 @@ export class FailureLimiter {
     const entry = this.#entries.get(key);
     if (!entry) return;
     if (entry.lockedUntil !== 0) {
-      this.#onUnlock(key, this.#clock() < entry.lockedUntil ? "cleared" : "expired");
+      if (!entry.imposed) {
+        this.#onUnlock(key, this.#clock() < entry.lockedUntil ? "cleared" : "expired");
+      }
     }
     if (entry.inFlight === 0) this.#entries.delete(key);
     else Object.assign(entry, { failures: [], lockedUntil: 0 });
@@ -226,7 +256,9 @@ export class FailureLimiter {
       const [key, entry] = oldest.value;
       this.#entries.delete(key);
       if (entry.lockedUntil !== 0) {
-        this.#onUnlock(key, this.#clock() < entry.lockedUntil ? "evicted" : "expired");
+        if (!entry.imposed) {
+          this.#onUnlock(key, this.#clock() < entry.lockedUntil ? "evicted" : "expired");
+        }
       }
     }
   }

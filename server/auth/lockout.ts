@@ -35,8 +35,32 @@ export interface LockoutEvents {
   lockEnded(kind: LockKind, rule: LockRule, who: LockSubject, reason: UnlockReason): void;
 }
 
+/** One rule a failure counts under in the store, as `lockout.fail` takes it. */
+export interface SharedRule {
+  key: string;
+  max: number;
+  windowMs: number;
+  lockMs: number;
+}
+
+/**
+ * The failure counters of a cluster (issue 30 item 4), kept in the store so that guesses spread
+ * over several nodes count once. The methods never reject: a store error is logged by the
+ * implementation and the node falls back on its own counts for that attempt.
+ */
+export interface SharedCounters {
+  /** The keys of `keys` locked now, with the ends of their locks. */
+  state(keys: string[]): Promise<Map<string, number>>;
+  /** Counts one failure under every rule; per rule, the end of a lock it started, or null. */
+  fail(rules: SharedRule[]): Promise<(number | null)[]>;
+  /** Forgets the counts and locks of `keys` and of every key under one of `prefixes`. */
+  clear(keys: string[], prefixes: string[]): Promise<void>;
+}
+
 /** Options shared by the lockout bundles below. */
 export interface LockoutOptions {
+  /** The cluster's shared counters; without them every count is this process's own. */
+  shared?: SharedCounters;
   /** Milliseconds now; defaults to `Date.now`. */
   clock?: () => number;
   /** Most keys each underlying limiter remembers. Default 100000. */
@@ -55,6 +79,11 @@ export interface Attempt {
   fail(reason?: string): boolean;
   /** Frees the slot without counting a failure. */
   release(): void;
+  /**
+   * Resolves once a failure is counted in the cluster's shared counters (at once without them),
+   * so the answer to a wrong guess goes out only after every node can see it.
+   */
+  done(): Promise<void>;
 }
 
 const MINUTE = 60_000;
@@ -73,6 +102,42 @@ function splitKey(key: string): [string, string] {
   return [key.slice(0, i), key.slice(i + 1)];
 }
 
+/** A limiter with the rule and names its keys have in the shared counters. */
+interface RuleLimiter {
+  limiter: FailureLimiter;
+  rule: typeof PAIR_RULE;
+  kind: LockKind;
+  name: LockRule;
+}
+
+/** The key of a limiter key in the shared counters: a JSON array, so prefixes cannot collide. */
+function storeKey(r: RuleLimiter, key: string): string {
+  return JSON.stringify([r.kind, r.name, ...key.split(SEP)]);
+}
+
+/** The prefix of every shared key of `r` whose first part is `first`. */
+function storePrefix(r: RuleLimiter, first: string): string {
+  return JSON.stringify([r.kind, r.name, first]).slice(0, -1) + ",";
+}
+
+/**
+ * Brings the local locks of `rules` in line with the shared counters: a key locked there is
+ * locked here until the same time, one not locked there is not locked here (an admin unlock on
+ * another node reaches this one at its next attempt).
+ */
+async function refresh(
+  shared: SharedCounters | undefined,
+  rules: ReadonlyArray<readonly [RuleLimiter, string]>,
+): Promise<void> {
+  if (!shared) return;
+  const state = await shared.state(rules.map(([r, key]) => storeKey(r, key)));
+  for (const [r, key] of rules) {
+    const until = state.get(storeKey(r, key));
+    if (until !== undefined) r.limiter.imposeLock(key, until);
+    else if (r.limiter.isLocked(key)) r.limiter.clear(key);
+  }
+}
+
 /** A limiter for one rule whose lock starts and ends go to `opts.events`. */
 function ruleLimiter(
   rule: typeof PAIR_RULE,
@@ -80,15 +145,16 @@ function ruleLimiter(
   kind: LockKind,
   name: LockRule,
   who: (key: string) => LockSubject,
-): FailureLimiter {
+): RuleLimiter {
   const ev = opts.events;
-  return new FailureLimiter({
+  const limiter = new FailureLimiter({
     ...rule,
     clock: opts.clock,
     maxKeys: opts.maxKeys,
     onLock: ev && ((key, until) => ev.lockStarted(kind, name, who(key), until)),
     onUnlock: ev && ((key, reason) => ev.lockEnded(kind, name, who(key), reason)),
   });
+  return { limiter, rule, kind, name };
 }
 
 /**
@@ -96,23 +162,33 @@ function ruleLimiter(
  * them is locked or full (issue 18: no more checks than the rule allows, even concurrently).
  */
 function begin(
-  rules: ReadonlyArray<readonly [FailureLimiter, string]>,
+  rules: ReadonlyArray<readonly [RuleLimiter, string]>,
   kind: LockKind,
   who: LockSubject,
   events: LockoutEvents | undefined,
+  shared?: SharedCounters,
 ): Attempt | null {
-  if (!rules.every(([limiter, key]) => limiter.hasRoom(key))) {
-    const locked = rules.some(([limiter, key]) => limiter.isLocked(key));
+  if (!rules.every(([r, key]) => r.limiter.hasRoom(key))) {
+    const locked = rules.some(([r, key]) => r.limiter.isLocked(key));
     events?.failure(kind, locked ? "locked" : "busy", who);
     return null;
   }
-  for (const [limiter, key] of rules) limiter.reserve(key);
+  for (const [r, key] of rules) r.limiter.reserve(key);
   let settled = false;
+  let written: Promise<void> = Promise.resolve();
   const settle = (failed: boolean): boolean => {
     if (settled) return false;
     settled = true;
     let locked = false;
-    for (const [limiter, key] of rules) locked = limiter.settle(key, failed) || locked;
+    for (const [r, key] of rules) locked = r.limiter.settle(key, failed) || locked;
+    if (failed && shared) {
+      const counted = rules.map(([r, key]) => ({ key: storeKey(r, key), ...toShared(r.rule) }));
+      written = shared.fail(counted).then((ends) => {
+        ends.forEach((until, i) => {
+          if (until !== null) rules[i][0].limiter.imposeLock(rules[i][1], until, true);
+        });
+      });
+    }
     return locked;
   };
   return {
@@ -121,7 +197,12 @@ function begin(
       return settle(true);
     },
     release: () => void settle(false),
+    done: () => written,
   };
+}
+
+function toShared(rule: typeof PAIR_RULE): Omit<SharedRule, "key"> {
+  return { max: rule.maxFailures, windowMs: rule.windowMs, lockMs: rule.lockMs };
 }
 
 /**
@@ -140,9 +221,10 @@ function begin(
  * ```
  */
 export class LoginLockouts {
-  #pair: FailureLimiter;
-  #endpoint: FailureLimiter;
+  #pair: RuleLimiter;
+  #endpoint: RuleLimiter;
   #events: LockoutEvents | undefined;
+  #shared: SharedCounters | undefined;
 
   constructor(opts: LockoutOptions = {}) {
     this.#pair = ruleLimiter(PAIR_RULE, opts, "login", "pair", (key) => {
@@ -153,33 +235,56 @@ export class LoginLockouts {
       endpoint,
     }));
     this.#events = opts.events;
+    this.#shared = opts.shared;
+  }
+
+  #rules(endpointId: string, ip: string): [RuleLimiter, string][] {
+    return [[this.#pair, endpointId + SEP + ip], [this.#endpoint, endpointId]];
   }
 
   /** True when a password login for `endpointId` from `ip` is locked. */
   check(endpointId: string, ip: string): boolean {
-    return this.#endpoint.isLocked(endpointId) || this.#pair.isLocked(endpointId + SEP + ip);
+    return this.#endpoint.limiter.isLocked(endpointId) ||
+      this.#pair.limiter.isLocked(endpointId + SEP + ip);
   }
 
   /** When the later of the two locks ends, or null when neither applies; for Retry-After. */
   lockedUntil(endpointId: string, ip: string): number | null {
     return later(
-      this.#endpoint.lockedUntil(endpointId),
-      this.#pair.lockedUntil(endpointId + SEP + ip),
+      this.#endpoint.limiter.lockedUntil(endpointId),
+      this.#pair.limiter.lockedUntil(endpointId + SEP + ip),
     );
+  }
+
+  /** {@linkcode lockedUntil} after reading the cluster's shared counters (issue 30). */
+  async lockedUntilShared(endpointId: string, ip: string): Promise<number | null> {
+    await refresh(this.#shared, this.#rules(endpointId, ip));
+    return this.lockedUntil(endpointId, ip);
   }
 
   /**
    * Starts one password check for `endpointId` from `ip` (spec 5, and 6.6 for an old password),
    * or returns null when it must be refused without hashing: locked, or as many checks in flight
-   * as failures would still be allowed.
+   * as failures would still be allowed. Counts of this process only; see {@linkcode acquire}.
    */
   begin(endpointId: string, ip: string): Attempt | null {
     return begin(
-      [[this.#pair, endpointId + SEP + ip], [this.#endpoint, endpointId]],
+      this.#rules(endpointId, ip),
       "login",
       { endpoint: endpointId, ip },
       this.#events,
+      this.#shared,
     );
+  }
+
+  /**
+   * {@linkcode begin} after reading the cluster's shared counters, so a lock reached through
+   * other nodes holds here too (issue 30); the same as `begin` without shared counters.
+   */
+  async acquire(endpointId: string, ip: string): Promise<Attempt | null> {
+    // Without shared counters the slot is taken at once, before any other check can interleave.
+    if (this.#shared) await refresh(this.#shared, this.#rules(endpointId, ip));
+    return this.begin(endpointId, ip);
   }
 
   /** Counts one wrong password checked without {@linkcode begin}; true when it started a lock. */
@@ -188,15 +293,19 @@ export class LoginLockouts {
   }
 
   /** Clears both kinds of lock and their counts for `endpointId` (spec 8 `unlock`). */
-  unlock(endpointId: string): void {
-    this.#endpoint.clear(endpointId);
-    this.#pair.clearPrefix(endpointId + SEP);
+  unlock(endpointId: string): Promise<void> {
+    this.#endpoint.limiter.clear(endpointId);
+    this.#pair.limiter.clearPrefix(endpointId + SEP);
+    return this.#shared?.clear(
+      [storeKey(this.#endpoint, endpointId)],
+      [storePrefix(this.#pair, endpointId)],
+    ) ?? Promise.resolve();
   }
 
   /** Ends the locks whose time is over and reports them. */
   sweep(): void {
-    this.#pair.sweep();
-    this.#endpoint.sweep();
+    this.#pair.limiter.sweep();
+    this.#endpoint.limiter.sweep();
   }
 }
 
@@ -206,9 +315,10 @@ export class LoginLockouts {
  * target for 1 hour (callers answer `rate_limited`).
  */
 export class TalkLockouts {
-  #pair: FailureLimiter;
-  #target: FailureLimiter;
+  #pair: RuleLimiter;
+  #target: RuleLimiter;
   #events: LockoutEvents | undefined;
+  #shared: SharedCounters | undefined;
 
   constructor(opts: LockoutOptions = {}) {
     this.#pair = ruleLimiter(PAIR_RULE, opts, "talk", "pair", (key) => {
@@ -217,21 +327,34 @@ export class TalkLockouts {
     });
     this.#target = ruleLimiter(TOTAL_RULE, opts, "talk", "target", (target) => ({ target }));
     this.#events = opts.events;
+    this.#shared = opts.shared;
+  }
+
+  #rules(sender: string, target: string): [RuleLimiter, string][] {
+    return [[this.#pair, target + SEP + sender], [this.#target, target]];
   }
 
   /** True when `sender` may not try a talk password of `target` now. */
   check(sender: string, target: string): boolean {
-    return this.#target.isLocked(target) || this.#pair.isLocked(target + SEP + sender);
+    return this.#target.limiter.isLocked(target) ||
+      this.#pair.limiter.isLocked(target + SEP + sender);
   }
 
   /** Starts one talk password check, or null when it must be answered `rate_limited`. */
   begin(sender: string, target: string): Attempt | null {
     return begin(
-      [[this.#pair, target + SEP + sender], [this.#target, target]],
+      this.#rules(sender, target),
       "talk",
       { sender, target },
       this.#events,
+      this.#shared,
     );
+  }
+
+  /** {@linkcode begin} after reading the cluster's shared counters (issue 30). */
+  async acquire(sender: string, target: string): Promise<Attempt | null> {
+    if (this.#shared) await refresh(this.#shared, this.#rules(sender, target));
+    return this.begin(sender, target);
   }
 
   /** Counts one wrong talk password checked without {@linkcode begin}; true when it locked. */
@@ -240,15 +363,19 @@ export class TalkLockouts {
   }
 
   /** Clears every count and lock about `target`, when it changes its talk password (spec 5). */
-  clearTarget(target: string): void {
-    this.#target.clear(target);
-    this.#pair.clearPrefix(target + SEP);
+  clearTarget(target: string): Promise<void> {
+    this.#target.limiter.clear(target);
+    this.#pair.limiter.clearPrefix(target + SEP);
+    return this.#shared?.clear(
+      [storeKey(this.#target, target)],
+      [storePrefix(this.#pair, target)],
+    ) ?? Promise.resolve();
   }
 
   /** Ends the locks whose time is over and reports them. */
   sweep(): void {
-    this.#pair.sweep();
-    this.#target.sweep();
+    this.#pair.limiter.sweep();
+    this.#target.limiter.sweep();
   }
 }
 
@@ -276,46 +403,59 @@ const ACCOUNT_RULE = TOTAL_RULE;
  * (spec 6.9).
  */
 export class IpLockouts {
-  #ip: FailureLimiter;
-  #account: FailureLimiter | null;
+  #ip: RuleLimiter;
+  #account: RuleLimiter | null;
   #kind: "admin" | "registration";
   #events: LockoutEvents | undefined;
+  #shared: SharedCounters | undefined;
   #lastAccountLock: number | null = null;
 
   constructor(opts: IpLockoutOptions) {
     this.#ip = ruleLimiter(PAIR_RULE, opts, opts.kind, "ip", (ip) => ({ ip }));
     const ev = opts.events;
     this.#account = opts.accountRule
-      ? new FailureLimiter({
-        ...ACCOUNT_RULE,
-        clock: opts.clock,
-        maxKeys: 16,
-        onLock: (account, until) => {
-          this.#lastAccountLock = (opts.clock ?? Date.now)();
-          ev?.lockStarted(opts.kind, "account", { account }, until);
-        },
-        onUnlock: ev &&
-          ((account, reason) => ev.lockEnded(opts.kind, "account", { account }, reason)),
-      })
+      ? {
+        limiter: new FailureLimiter({
+          ...ACCOUNT_RULE,
+          clock: opts.clock,
+          maxKeys: 16,
+          onLock: (account, until) => {
+            this.#lastAccountLock = (opts.clock ?? Date.now)();
+            ev?.lockStarted(opts.kind, "account", { account }, until);
+          },
+          onUnlock: ev &&
+            ((account, reason) => ev.lockEnded(opts.kind, "account", { account }, reason)),
+        }),
+        rule: ACCOUNT_RULE,
+        kind: opts.kind,
+        name: "account",
+      }
       : null;
     this.#kind = opts.kind;
     this.#events = opts.events;
+    this.#shared = opts.shared;
+  }
+
+  #rules(ip: string, account?: string): [RuleLimiter, string][] {
+    return account !== undefined && this.#account !== null
+      ? [[this.#ip, ip], [this.#account, account]]
+      : [[this.#ip, ip]];
   }
 
   /** True when `ip` is locked. */
   check(ip: string): boolean {
-    return this.#ip.isLocked(ip);
+    return this.#ip.limiter.isLocked(ip);
   }
 
   /** When the lock on `ip` (or on `account`, if given) ends, or null; for Retry-After. */
   lockedUntil(ip: string, account?: string): number | null {
     const byAccount = account === undefined ? null : this.accountLockedUntil(account);
-    return later(this.#ip.lockedUntil(ip), byAccount);
+    return later(this.#ip.limiter.lockedUntil(ip), byAccount);
   }
 
   /** When the per-account lock of `account` ends, or null when it is not locked. */
   accountLockedUntil(account: string): number | null {
-    return this.#account?.lockedUntil(account) ?? null;
+    return this.#account?.limiter.lockedUntil(account) ?? null;
   }
 
   /** When the per-account rule last locked an account (ms), or null: for the console. */
@@ -328,15 +468,27 @@ export class IpLockouts {
    * instance has one), or null when it must be refused without checking.
    */
   begin(ip: string, account?: string): Attempt | null {
-    if (account !== undefined && this.#account !== null) {
-      return begin(
-        [[this.#ip, ip], [this.#account, account]],
-        this.#kind,
-        { ip, account },
-        this.#events,
-      );
-    }
-    return begin([[this.#ip, ip]], this.#kind, { ip }, this.#events);
+    const rules = this.#rules(ip, account);
+    const who: LockSubject = rules.length > 1 ? { ip, account } : { ip };
+    return begin(rules, this.#kind, who, this.#events, this.#shared);
+  }
+
+  /** Reads the cluster's shared counter of `account` into the local lock (for the console). */
+  refreshAccount(account: string): Promise<void> {
+    return this.#account === null
+      ? Promise.resolve()
+      : refresh(this.#shared, [[this.#account, account]]);
+  }
+
+  /** Reads the cluster's shared counters of `ip` (and `account`) into the local locks. */
+  refresh(ip: string, account?: string): Promise<void> {
+    return refresh(this.#shared, this.#rules(ip, account));
+  }
+
+  /** {@linkcode begin} after reading the cluster's shared counters (issue 30). */
+  async acquire(ip: string, account?: string): Promise<Attempt | null> {
+    if (this.#shared) await this.refresh(ip, account);
+    return this.begin(ip, account);
   }
 
   /** Counts a wrong secret checked without {@linkcode begin}; true when it started a lock. */
@@ -346,8 +498,8 @@ export class IpLockouts {
 
   /** Ends the locks whose time is over and reports them. */
   sweep(): void {
-    this.#ip.sweep();
-    this.#account?.sweep();
+    this.#ip.limiter.sweep();
+    this.#account?.limiter.sweep();
   }
 }
 

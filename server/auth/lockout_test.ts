@@ -4,6 +4,8 @@ import {
   IpLockouts,
   type LockoutEvents,
   LoginLockouts,
+  type SharedCounters,
+  type SharedRule,
   TalkLockouts,
 } from "./lockout.ts";
 
@@ -435,4 +437,94 @@ Deno.test("a full but unlocked rule is reported as busy; clearing a lock reports
   assert.equal(seen.at(-1), "end registration ip ip=203.0.113.9 expired", "a lazy end is reported");
   ip.sweep();
   assert.equal(seen.filter((x) => x.startsWith("end registration")).length, 1);
+});
+
+/** Shared counters in memory, as two nodes of a cluster see them through the store (issue 30). */
+class FakeShared implements SharedCounters {
+  counts = new Map<string, number>();
+  locks = new Map<string, number>();
+  constructor(private clock: () => number) {}
+  state(keys: string[]): Promise<Map<string, number>> {
+    const now = this.clock();
+    return Promise.resolve(
+      new Map(keys.flatMap((k) => {
+        const until = this.locks.get(k);
+        return until !== undefined && until > now ? [[k, until] as const] : [];
+      })),
+    );
+  }
+  fail(rules: SharedRule[]): Promise<(number | null)[]> {
+    const now = this.clock();
+    return Promise.resolve(rules.map((r) => {
+      if ((this.locks.get(r.key) ?? 0) > now) return null;
+      const n = (this.counts.get(r.key) ?? 0) + 1;
+      this.counts.set(r.key, n);
+      if (n < r.max) return null;
+      this.counts.delete(r.key);
+      this.locks.set(r.key, now + r.lockMs);
+      return now + r.lockMs;
+    }));
+  }
+  clear(keys: string[], prefixes: string[]): Promise<void> {
+    for (const m of [this.counts, this.locks]) {
+      for (const k of [...m.keys()]) {
+        if (keys.includes(k) || prefixes.some((p) => k.startsWith(p))) m.delete(k);
+      }
+    }
+    return Promise.resolve();
+  }
+}
+
+Deno.test("login lockouts of two nodes with shared counters lock after 10 failures in all", async () => {
+  const clock = new FakeClock();
+  const shared = new FakeShared(clock.read);
+  const nodes = [0, 1].map(() => new LoginLockouts({ clock: clock.read, shared }));
+  for (let i = 0; i < 10; i++) {
+    const attempt = await nodes[i % 2].acquire("alice", "10.0.0.1");
+    assert.ok(attempt !== null, `attempt ${i} may start`);
+    attempt.fail();
+    await attempt.done();
+  }
+  for (const n of nodes) assert.equal(await n.acquire("alice", "10.0.0.1"), null);
+  assert.equal(await nodes[0].lockedUntilShared("alice", "10.0.0.1"), clock.now + 5 * MINUTE);
+  // An unlock on one node reaches the other at its next attempt.
+  await nodes[1].unlock("alice");
+  assert.equal(nodes[0].check("alice", "10.0.0.1"), true, "still locked in node 0's memory");
+  const again = await nodes[0].acquire("alice", "10.0.0.1");
+  assert.ok(again !== null, "unlocked through the shared counters");
+  again.release();
+  assert.deepEqual([...shared.locks.keys()], []);
+});
+
+Deno.test("a lock reached through shared counters is reported once, by the node that started it", async () => {
+  const clock = new FakeClock();
+  const shared = new FakeShared(clock.read);
+  const seen: string[] = [];
+  const events = (node: number): LockoutEvents => ({
+    failure: () => {},
+    lockStarted: (_k, rule) => seen.push(`${node} start ${rule}`),
+    lockEnded: (_k, rule, _w, reason) => seen.push(`${node} end ${rule} ${reason}`),
+  });
+  const nodes = [0, 1].map((i) =>
+    new LoginLockouts({ clock: clock.read, shared, events: events(i) })
+  );
+  for (let i = 0; i < 10; i++) {
+    const attempt = await nodes[i % 2].acquire("bob", "10.0.0.2");
+    attempt!.fail();
+    await attempt!.done();
+  }
+  assert.equal(await nodes[0].acquire("bob", "10.0.0.2"), null, "node 0 sees the lock");
+  assert.deepEqual(seen, ["1 start pair"]);
+  clock.advance(5 * MINUTE);
+  for (const n of nodes) n.sweep();
+  assert.deepEqual(seen, ["1 start pair", "1 end pair expired"]);
+});
+
+Deno.test("without shared counters acquire() is begin() and done() resolves at once", async () => {
+  const locks = new TalkLockouts();
+  const attempt = await locks.acquire("s", "t");
+  assert.ok(attempt !== null);
+  attempt.fail();
+  await attempt.done();
+  await locks.clearTarget("t");
 });

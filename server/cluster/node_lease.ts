@@ -20,6 +20,8 @@ export interface NodeLeaseOptions {
   readonly leaseMs?: number;
   /** How often the lease is renewed (ms); default a third of `leaseMs`. */
   readonly renewMs?: number;
+  /** MQTT connections this node holds now, written with each renewal (default none). */
+  readonly connections?: () => number;
   /** Called once when the lease ran out without a renewal. */
   readonly onLost?: () => void;
   readonly log: Logger;
@@ -89,7 +91,14 @@ export class NodeLeaseKeeper {
 
   async #renew(): Promise<void> {
     const { store, nodeId, address, version } = this.#o;
-    const r = await store.run("node.lease", { nodeId, address, version, leaseMs: this.#leaseMs });
+    const connections = this.#o.connections?.() ?? 0;
+    const r = await store.run("node.lease", {
+      nodeId,
+      address,
+      version,
+      leaseMs: this.#leaseMs,
+      connections,
+    });
     this.#leaseUntil = r.leaseUntil;
   }
 

@@ -95,6 +95,22 @@ const SCHEMA_V9_SQL = `
 ALTER TABLE endpoints ADD COLUMN online_node TEXT;
 `;
 
+// Migration 10 (issue 30 items 4 and 6): the lockouts' failure counters, shared by the nodes of a
+// cluster (server/store/ops/lockouts.ts). `expires_at`: when the row no longer matters (the end
+// of its lock or of its window), for pruning. A node's lease also tells how many connections it
+// held at its last renewal, for the console's nodes page.
+const SCHEMA_V10_SQL = `
+CREATE TABLE failure_counters (
+  key TEXT PRIMARY KEY,
+  window_start INTEGER NOT NULL,
+  failures INTEGER NOT NULL,
+  locked_until INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+);
+CREATE INDEX idx_failure_counters_expires ON failure_counters(expires_at);
+ALTER TABLE nodes ADD COLUMN connections INTEGER NOT NULL DEFAULT 0;
+`;
+
 /** One embedded schema step (spec 7.7: migrations are embedded, ordered SQL). */
 export interface Migration {
   readonly version: number;
@@ -113,6 +129,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 7, name: "node leases", sql: SCHEMA_V7_SQL },
   { version: 8, name: "webhooks", sql: SCHEMA_V8_SQL },
   { version: 9, name: "the node holding an endpoint", sql: SCHEMA_V9_SQL },
+  { version: 10, name: "failure counters, node connections", sql: SCHEMA_V10_SQL },
 ];
 
 /** The schema version this build expects. */

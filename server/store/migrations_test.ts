@@ -32,6 +32,7 @@ const TABLES = [
   "audit_log",
   "nodes",
   "webhooks",
+  "failure_counters",
 ];
 const INDEXES = [
   "idx_messages_due",
@@ -47,6 +48,7 @@ const INDEXES = [
   "idx_group_members_endpoint",
   "idx_audit_at",
   "idx_deliveries_hook_revoked",
+  "idx_failure_counters_expires",
 ];
 const NOW = Date.UTC(2026, 10, 29, 21, 15, 0);
 /** The first release's migrations: the generic tests upgrade from it with the fake {@link V2}. */
@@ -86,15 +88,15 @@ Deno.test("a new database gets every table and index of spec 7.7 without a backu
   withDir(async (dir) => {
     const path = join(dir, "nixmsg.db");
     const result = await migrate(path, { backupDir: join(dir, "backup"), now: NOW });
-    assert.deepEqual(result, { from: 0, to: 9, backupPath: null });
-    assert.equal(SCHEMA_VERSION, 9);
-    assert.deepEqual(MIGRATIONS.map((m) => m.version), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.deepEqual(result, { from: 0, to: 10, backupPath: null });
+    assert.equal(SCHEMA_VERSION, 10);
+    assert.deepEqual(MIGRATIONS.map((m) => m.version), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     assert.equal(existsSync(join(dir, "backup")), false);
     readDb(path, (db) => {
       // Migration 2 rebuilt two tables, which moves them in sqlite_master: compare as sets.
       assert.deepEqual(names(db, "table").sort(), [...TABLES].sort());
       assert.deepEqual(names(db, "index").sort(), [...INDEXES].sort());
-      assert.equal(currentVersion(db), 9);
+      assert.equal(currentVersion(db), 10);
       const rows = db.prepare("SELECT version, applied_at FROM schema_migrations ORDER BY version")
         .all();
       assert.deepEqual(rows.map((r) => ({ ...r })), [
@@ -107,6 +109,7 @@ Deno.test("a new database gets every table and index of spec 7.7 without a backu
         { version: 7, applied_at: NOW },
         { version: 8, applied_at: NOW },
         { version: 9, applied_at: NOW },
+        { version: 10, applied_at: NOW },
       ]);
     });
   }));

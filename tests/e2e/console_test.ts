@@ -447,6 +447,7 @@ function pagesOf(s: Seeded): ConsolePage[] {
     { name: "tokens", path: "/tokens", title: "API 令牌", dialogs: ["创建令牌"] },
     { name: "audit", path: "/audit", title: "操作日志", pickers: true },
     { name: "settings", path: "/settings", title: "运行参数" },
+    { name: "nodes", path: "/nodes", title: "节点" },
     { name: "password", path: "/password", title: "修改密码" },
     { name: "missing", path: "/no-such-page", title: "页面不存在" },
   ];

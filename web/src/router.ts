@@ -27,6 +27,7 @@ export const MENU: readonly MenuPage[] = [
   { name: "tokens", path: "/tokens", title: "API 令牌" },
   { name: "audit", path: "/audit", title: "操作日志" },
   { name: "settings", path: "/settings", title: "运行参数" },
+  { name: "nodes", path: "/nodes", title: "节点" },
   { name: "password", path: "/password", title: "修改密码" },
 ];
 
@@ -39,6 +40,7 @@ const pages: Record<string, () => Promise<unknown>> = {
   tokens: () => import("./pages/tokens/TokensPage.vue"),
   audit: () => import("./pages/audit/AuditPage.vue"),
   settings: () => import("./pages/SettingsPage.vue"),
+  nodes: () => import("./pages/NodesPage.vue"),
   password: () => import("./pages/PasswordPage.vue"),
 };
 

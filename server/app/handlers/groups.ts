@@ -65,7 +65,7 @@ async function memberInputs(
       inputs.push({ id: m.id, verdict: "talk_password_required" });
       continue;
     }
-    const attempt = app.talkLocks.begin(callerId, m.id);
+    const attempt = await app.talkLocks.acquire(callerId, m.id);
     if (attempt === null) {
       failed.push({ id: m.id, code: "rate_limited" });
       continue;
@@ -75,6 +75,7 @@ async function memberInputs(
       inputs.push({ id: m.id, verdict: "ok", talkVersion: st.talkVersion });
     } else {
       attempt.fail("wrong_password");
+      await attempt.done();
       inputs.push({ id: m.id, verdict: "talk_password_invalid" });
     }
   }

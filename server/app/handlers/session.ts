@@ -75,7 +75,7 @@ const selfUpdate: Handler<"self.update"> = async ({ app, conn }, frame) => {
  */
 const selfLoginPassword: Handler<"self.login_password"> = async ({ app, conn }, frame) => {
   const id = conn.endpointId;
-  const attempt = app.loginLocks.begin(id, app.addressKey(conn.remoteAddress));
+  const attempt = await app.loginLocks.acquire(id, app.addressKey(conn.remoteAddress));
   if (attempt === null) throw new ProtocolError("rate_limited");
   let ok: boolean;
   try {
@@ -89,6 +89,7 @@ const selfLoginPassword: Handler<"self.login_password"> = async ({ app, conn }, 
   }
   if (!ok) {
     attempt.fail("wrong_old_password");
+    await attempt.done();
     throw new ProtocolError("unauthorized");
   }
   attempt.release();

@@ -6,7 +6,7 @@ import { isStale } from "../talk.ts";
 const selfTalkPassword: Handler<"self.talk_password"> = async ({ app, conn }, frame) => {
   const talkHash = frame.talk_password === "" ? null : await app.pool.hash(frame.talk_password);
   const r = await app.store.run("talk.set_password", { endpointId: conn.endpointId, talkHash });
-  app.talkLocks.clearTarget(conn.endpointId); // spec 5: the per-target count resets
+  await app.talkLocks.clearTarget(conn.endpointId); // spec 5: the per-target count resets
   return { talk_password_set: talkHash !== null, talk_version: r.talkVersion };
 };
 
@@ -24,11 +24,12 @@ const unlock: Handler<"unlock"> = async ({ app, conn }, frame) => {
     const st = await app.store.query("talk.grant_state", { senderId: sender, targetId: target });
     if (!st.found) throw new ProtocolError("not_found");
     if (st.talkHash === null || sender === target) return {};
-    const check = app.talkLocks.begin(sender, target);
+    const check = await app.talkLocks.acquire(sender, target);
     if (check === null) throw new ProtocolError("rate_limited");
     const ok = st.talkHash !== null && await app.pool.verify(st.talkHash, frame.talk_password);
     if (!ok) {
       check.fail("wrong_password");
+      await check.done(); // issue 30: counted for every node before the answer goes out
       throw new ProtocolError("talk_password_invalid");
     }
     check.release();

@@ -15,7 +15,7 @@ contractTest(
       leaseUntil: T0 + LEASE,
     });
     // Renewed in time: the start stays, the lease moves; the address and version follow the node.
-    const moved = { ...args, address: "10.0.0.9:7443", version: "1.0.1" };
+    const moved = { ...args, address: "10.0.0.9:7443", version: "1.0.1", connections: 7 };
     assert.deepEqual(await s.run("node.lease", moved, T0 + 5000), {
       startedAt: T0,
       leaseUntil: T0 + 5000 + LEASE,
@@ -27,6 +27,7 @@ contractTest(
       started_at: T0,
       lease_until: T0 + 5000 + LEASE,
       renewed_at: T0 + 5000,
+      connections: 7,
     }]);
     // After the lease ran out the node counts as restarted.
     const late = T0 + 5000 + LEASE + 1;

@@ -16,6 +16,7 @@ import { healthOps } from "./health.ts";
 import { auditOps } from "./audit.ts";
 import { nodeOps } from "./nodes.ts";
 import { webhookOps } from "./webhooks.ts";
+import { lockoutOps } from "./lockouts.ts";
 
 /** Every write op, by name. */
 export const ops = {
@@ -35,6 +36,7 @@ export const ops = {
   ...auditOps,
   ...nodeOps,
   ...webhookOps,
+  ...lockoutOps,
 };
 
 /** The type of {@link ops}; the default registry of `Writer`. */

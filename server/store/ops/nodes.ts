@@ -16,6 +16,8 @@ export interface NodeLeaseArgs {
   version: string;
   /** How long the lease lasts from `now` (ms, > 0). */
   leaseMs: number;
+  /** MQTT connections the node holds now, for the console (default 0). */
+  connections?: number;
 }
 
 /** Result of `node.lease`. */
@@ -32,9 +34,10 @@ export interface NodeReleaseArgs {
 }
 
 const SQL_LEASE =
-  `INSERT INTO nodes (node_id, address, version, started_at, lease_until, renewed_at)
-  VALUES (?, ?, ?, ?, ?, ?)
+  `INSERT INTO nodes (node_id, address, version, started_at, lease_until, renewed_at, connections)
+  VALUES (?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (node_id) DO UPDATE SET address = excluded.address, version = excluded.version,
+    connections = excluded.connections,
     started_at = CASE WHEN nodes.lease_until < excluded.renewed_at THEN excluded.started_at
                       ELSE nodes.started_at END,
     lease_until = excluded.lease_until, renewed_at = excluded.renewed_at
@@ -81,6 +84,7 @@ export function lease(db: DatabaseSync, a: NodeLeaseArgs, now: number): NodeLeas
     now,
     now + a.leaseMs,
     now,
+    a.connections ?? 0,
   ) as { started_at: number; lease_until: number };
   return { startedAt: row.started_at, leaseUntil: row.lease_until };
 }

@@ -54,6 +54,19 @@ const PG_SCHEMA_V5_SQL = `
 ALTER TABLE endpoints ADD COLUMN online_node TEXT COLLATE "C";
 `;
 
+// Migration 6 (issue 30 items 4 and 6): failure counters and node connections, as SQLite's 10.
+const PG_SCHEMA_V6_SQL = `
+CREATE TABLE failure_counters (
+  key TEXT COLLATE "C" PRIMARY KEY,
+  window_start BIGINT NOT NULL,
+  failures INTEGER NOT NULL,
+  locked_until BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL
+);
+CREATE INDEX idx_failure_counters_expires ON failure_counters(expires_at);
+ALTER TABLE nodes ADD COLUMN connections INTEGER NOT NULL DEFAULT 0;
+`;
+
 /** Every PostgreSQL migration of this build, oldest first. Append; never edit a released one. */
 export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial schema (SQLite schema 5)", sql: PG_SCHEMA_V1_SQL },
@@ -61,6 +74,11 @@ export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 3, name: "audit log (SQLite schema 6)", sql: PG_SCHEMA_V3_SQL },
   { version: 4, name: "webhooks (SQLite schema 8)", sql: PG_SCHEMA_V4_SQL },
   { version: 5, name: "the node holding an endpoint (SQLite schema 9)", sql: PG_SCHEMA_V5_SQL },
+  {
+    version: 6,
+    name: "failure counters, node connections (SQLite schema 10)",
+    sql: PG_SCHEMA_V6_SQL,
+  },
 ];
 
 /** The PostgreSQL schema version this build expects. */

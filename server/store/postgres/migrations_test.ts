@@ -30,6 +30,7 @@ Deno.test({
         "audit_log",
         "deliveries",
         "endpoints",
+        "failure_counters",
         "group_members",
         "groups",
         "id_counters",

@@ -383,6 +383,11 @@ const CHECKS: { readonly [K in keyof Queries]: Check } = {
       [],
     );
   },
+  // Filled by server/store/contract/lockouts_test.ts on both stores; here only nothing locked.
+  "lockout.state": async (q, fx) => {
+    assert.deepEqual(await q("lockout.state", { keys: ["none"], now: fx.now }), []);
+    assert.deepEqual(await q("lockout.state", { keys: [], now: fx.now }), []);
+  },
   "node.list": async (q, fx) => {
     const nodes = await q("node.list", {});
     assert.deepEqual(nodes.map((n) => [n.node_id, n.address, n.version]), [

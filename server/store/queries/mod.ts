@@ -38,6 +38,7 @@ import { groupPage, listMyGroups } from "./groups.ts";
 import { anyPendingDelivery, sendKeyExists } from "./messages.ts";
 import { latencyAtRanks, windowCounts } from "./metrics.ts";
 import { listNodes } from "./nodes.ts";
+import { lockoutState, type LockoutStateArgs } from "./lockouts.ts";
 import { waitingWork } from "./cluster.ts";
 import { type AuditFilter, listAudit } from "./audit.ts";
 import { readSetting, type SettingKey } from "./settings.ts";
@@ -127,6 +128,9 @@ export const queries = {
 
   // node leases (issue 30)
   "node.list": (db: Db, _a: None) => listNodes(db),
+
+  // the lockouts' shared failure counters (issue 30 item 4)
+  "lockout.state": (db: Db, a: LockoutStateArgs) => lockoutState(db, a),
 
   // the audit log (spec 14 M4 操作日志)
   "audit.list": (db: Db, a: { filter: AuditFilter; beforeId: number | null; limit: number }) =>

@@ -8,10 +8,12 @@ export interface NodeRow {
   started_at: number;
   lease_until: number;
   renewed_at: number;
+  /** MQTT connections at the last renewal. */
+  connections: number;
 }
 
-const SQL_NODES = `SELECT node_id, address, version, started_at, lease_until, renewed_at
-  FROM nodes ORDER BY node_id`;
+const SQL_NODES = `SELECT node_id, address, version, started_at, lease_until, renewed_at,
+  connections FROM nodes ORDER BY node_id`;
 
 /** Every node's lease, expired ones too, by id. */
 export function listNodes(db: DatabaseSync): NodeRow[] {

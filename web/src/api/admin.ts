@@ -9,6 +9,7 @@ import type {
   EndpointPatch,
   Me,
   MetricsHistory,
+  Nodes,
   Ok,
   Overview,
   Settings,
@@ -43,6 +44,7 @@ export const session = {
 
 export const overview = () => http.get<Overview>("overview");
 export const settings = () => http.get<Settings>("settings");
+export const nodes = () => http.get<Nodes>("nodes");
 /** The live figures; `since` (Unix ms) asks only for newer samples. */
 export const metricsHistory = (since?: number) =>
   http.get<MetricsHistory>("metrics/history", { since });

@@ -1747,6 +1747,14 @@ export interface operations {
                             /** @description Unix milliseconds */
                             server_time: number;
                             this_node: string;
+                            local: {
+                                id: string;
+                                address: string;
+                                version: string;
+                                /** @description Unix milliseconds */
+                                started_at: number;
+                                connections: number;
+                            };
                             nodes: {
                                 id: string;
                                 address: string;
@@ -1758,6 +1766,7 @@ export interface operations {
                                 /** @description Unix milliseconds */
                                 lease_until: number;
                                 alive: boolean;
+                                connections: number;
                             }[];
                         };
                     };

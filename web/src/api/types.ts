@@ -45,6 +45,11 @@ export type HistoryGauges = Omit<MetricsHistory["now"], "t">;
 
 export type Settings = Ok<"getApiAdminSettings">;
 
+/** The nodes of a cluster and the node that answers (`GET /api/admin/nodes`, issue 30). */
+export type Nodes = Ok<"getApiAdminNodes">;
+/** One node's lease. */
+export type NodeLease = Nodes["nodes"][number];
+
 export type ApiToken = Schemas["Token"];
 
 export type Endpoint = Schemas["Endpoint"];
@@ -105,6 +110,7 @@ export type GeneratedShapes = [
   Assert<Generated<Me>>,
   Assert<Generated<Overview>>,
   Assert<Generated<Settings>>,
+  Assert<Generated<Nodes>>,
   Assert<Generated<EndpointDetail>>,
   Assert<Generated<EndpointCreate>>,
   Assert<Generated<EndpointPatch>>,

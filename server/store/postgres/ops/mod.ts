@@ -18,6 +18,7 @@ import { pgHealthOps } from "./health.ts";
 import { pgNodeOps } from "./nodes.ts";
 import { pgAuditOps } from "./audit.ts";
 import { pgWebhookOps } from "./webhooks.ts";
+import { pgLockoutOps } from "./lockouts.ts";
 
 /** The PostgreSQL twin of `Ops`: every op, checked against its SQLite signature. */
 export type PgOps = OpImplementations<PgTx>;
@@ -40,4 +41,5 @@ export const pgOps: PgOps = {
   ...pgNodeOps,
   ...pgAuditOps,
   ...pgWebhookOps,
+  ...pgLockoutOps,
 };

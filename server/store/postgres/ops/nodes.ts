@@ -9,9 +9,10 @@ import { connCodePrefix } from "../../ops/recovery.ts";
 import type { PgTx } from "../op.ts";
 
 const SQL_LEASE =
-  `INSERT INTO nodes (node_id, address, version, started_at, lease_until, renewed_at)
-  VALUES ($1, $2, $3, $4, $5, $4)
+  `INSERT INTO nodes (node_id, address, version, started_at, lease_until, renewed_at, connections)
+  VALUES ($1, $2, $3, $4, $5, $4, $6)
   ON CONFLICT (node_id) DO UPDATE SET address = excluded.address, version = excluded.version,
+    connections = excluded.connections,
     started_at = CASE WHEN nodes.lease_until < excluded.renewed_at THEN excluded.started_at
                       ELSE nodes.started_at END,
     lease_until = excluded.lease_until, renewed_at = excluded.renewed_at
@@ -40,6 +41,7 @@ async function lease(t: PgTx, a: NodeLeaseArgs, now: number): Promise<NodeLease>
     a.version,
     now,
     now + a.leaseMs,
+    a.connections ?? 0,
   ]);
   return { startedAt: Number(rows[0].started_at), leaseUntil: Number(rows[0].lease_until) };
 }

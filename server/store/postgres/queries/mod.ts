@@ -2,6 +2,7 @@
 // same args and result. The type of `pgQueries` makes the compiler prove it.
 import type { QueryImplementations } from "../../store.ts";
 import { listNodes } from "./nodes.ts";
+import { lockoutState } from "./lockouts.ts";
 import { waitingWork } from "./cluster.ts";
 import { listAudit } from "./audit.ts";
 import { dueWebhooks, listWebhooks, webhookBacklog, webhookById } from "../ops/webhooks.ts";
@@ -85,6 +86,7 @@ export const pgQueries: PgQueries = {
   "metrics.latency_at_ranks": (r, a) => latencyAtRanks(r, a.from, a.to, a.ranks),
 
   "node.list": (r, _a) => listNodes(r),
+  "lockout.state": (r, a) => lockoutState(r, a),
 
   "audit.list": (r, a) => listAudit(r, a.filter, a.beforeId, a.limit),
 

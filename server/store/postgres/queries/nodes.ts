@@ -1,8 +1,8 @@
 import type { NodeRow } from "../../queries/nodes.ts";
 import type { PgReader } from "../op.ts";
 
-const SQL_NODES = `SELECT node_id, address, version, started_at, lease_until, renewed_at
-  FROM nodes ORDER BY node_id`;
+const SQL_NODES = `SELECT node_id, address, version, started_at, lease_until, renewed_at,
+  connections FROM nodes ORDER BY node_id`;
 
 /** Every node's lease by id; the twin of server/store/queries/nodes.ts. */
 export async function listNodes(r: PgReader): Promise<NodeRow[]> {
@@ -13,5 +13,6 @@ export async function listNodes(r: PgReader): Promise<NodeRow[]> {
     started_at: Number(n.started_at),
     lease_until: Number(n.lease_until),
     renewed_at: Number(n.renewed_at),
+    connections: Number(n.connections),
   }));
 }
