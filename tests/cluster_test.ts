@@ -11,6 +11,7 @@ import { NATS_SKIP_REASON } from "./helpers/nats_server.ts";
 import { HAS_HAPROXY, startHaproxy } from "./helpers/haproxy.ts";
 import { type Cluster, startCluster } from "./helpers/cluster.ts";
 import { AdminClient } from "./helpers/admin.ts";
+import { startReceiver } from "./helpers/webhook_receiver.ts";
 import { PG_SKIP_REASON } from "../server/store/postgres/_testing.ts";
 
 const SKIP = PG_SKIP_REASON ?? NATS_SKIP_REASON;
@@ -514,4 +515,40 @@ Deno.test({
       assert.equal(taken(1), 1, "node 2 took the duties");
       console.error(`s2 dispatched ${handedMs} ms after the duty holder was killed`);
     }),
+});
+
+Deno.test({
+  name: "an endpoint online on another node gets its messages over MQTT, not through its webhook",
+  ignore: SKIP !== null,
+  fn: () =>
+    withCluster(2, ["a", "b"], async (cl, clients) => {
+      const ref = { secret: "" };
+      const hook = startReceiver(ref);
+      try {
+        const admin = new AdminClient(`http://${cl.nodes[0]!.addr}`);
+        await admin.login();
+        const made = await admin.call("PUT", "/api/admin/endpoints/b/webhook", {
+          body: { url: hook.url },
+        });
+        assert.equal(made.status, 200, made.text);
+        ref.secret = made.data.secret as string;
+        // b online on node 2; a (and b's webhook's dispatcher that node 1 runs too) on node 1.
+        const b = (await online(cl.url(1), "b", PW)).client;
+        const a = (await online(cl.url(0), "a", PW)).client;
+        clients.push(a, b);
+        const ids = ["w1", "w2", "w3"];
+        for (const id of ids) {
+          const r = await a.request(sendFrame(id, "b", id, { ...KEEP, delay_ms: 0 }));
+          assert.equal(r.ok, true, JSON.stringify(r));
+        }
+        const got: Frame[] = [];
+        for (const id of ids) got.push(await waitMsg(b, id));
+        await ackAll(b, got);
+        for (const id of ids) assert.equal((await waitReceipt(a, id)).state, "accepted");
+        const posted = hook.hits.filter((h) => h.event.type === "msg").length;
+        assert.equal(posted, 0, `${posted} messages were POSTed while b was online on node 2`);
+      } finally {
+        await hook.close();
+      }
+    }, { webhooks: { allow: ["127.0.0.1"] } }),
 });

@@ -239,8 +239,11 @@ export class WebhookDispatcher {
   async #claim(endpointId: string): Promise<void> {
     const h = this.#hooks.get(endpointId);
     if (this.#stopped || h === undefined || !h.row.enabled || h.url === null) return;
-    // An online MQTT session takes precedence (module comment).
-    if (this.#app.presence?.isOnline(endpointId)) return;
+    // An online MQTT session takes precedence (module comment), on this node or (a cluster node,
+    // issue 30) on another one by the store's login state.
+    const presence = this.#app.presence;
+    if (presence !== undefined && (await presence.onlineAmong([endpointId]))(endpointId)) return;
+    if (this.#stopped) return;
     const room = this.#app.config.webhooks.concurrency - h.inflight;
     if (room <= 0) return;
     if (h.claiming) {
