@@ -552,3 +552,37 @@ Deno.test({
       }
     }, { webhooks: { allow: ["127.0.0.1"] } }),
 });
+
+Deno.test({
+  name:
+    "a kept message from node 1 recalled while node 2's receiver holds it unacked: revoked there, recalled here",
+  ignore: SKIP !== null,
+  fn: () =>
+    withCluster(2, ["a", "b"], async (cl, clients) => {
+      const a = (await online(cl.url(0), "a", PW)).client;
+      const b = (await online(cl.url(1), "b", PW)).client;
+      clients.push(a, b);
+      const sent = await a.request(sendFrame("rc1", "b", "oops", { ...KEEP, delay_ms: 0 }));
+      assert.equal(sent.ok, true, JSON.stringify(sent));
+      // b holds it and does not ack yet.
+      await waitMsg(b, "rc1");
+      const recall = await a.request({ type: "recall", id: "rc1" });
+      assert.deepEqual(recall.data, { result: "recalled", recalled: 1, accepted: 0, other: 0 });
+      const revoked = await b.waitFrame((f) => f.type === "revoked", "revoked on node 2");
+      assert.deepEqual(revoked, {
+        v: 1,
+        type: "revoked",
+        id: "rc1",
+        from: "a",
+        reason: "recalled",
+      });
+      // An ack after the recall answers the final state, as on one node (spec 6.3).
+      const ack = await b.request({ type: "ack", from: "a", id: "rc1" });
+      assert.deepEqual(ack.data, { result: "recalled" });
+      const status = dataOf(await a.request({ type: "status", id: "rc1" }));
+      assert.equal(status.state, "completed");
+      assert.deepEqual(status.items, [{ endpoint_id: "b", state: "recalled", reason: "" }]);
+      // No receipt for a recalled message (spec 7.6).
+      assert.deepEqual(a.frames.filter((f) => f.type === "receipt"), []);
+    }),
+});

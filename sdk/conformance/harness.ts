@@ -10,6 +10,10 @@
  *
  * First line: `{"ws_url","tcp_url","http_url","admin":{"password","cookie"},
  * "endpoints":[{"id","password"}],"pid","data_dir","log_file"}`. Commands: see `README.md`.
+ *
+ * With `--cluster N` (or `NIXMSG_HARNESS_CLUSTER=N`) it starts a PostgreSQL-backed cluster of N
+ * nodes behind HAProxy instead (see `_cluster.ts`): the URLs are HAProxy's, `pid`/`data_dir` are
+ * node 1's, `log_file` is empty (the nodes' logs are kept in memory), and `cluster` is N.
  * @module
  */
 import { join } from "node:path";
@@ -17,6 +21,7 @@ import { stringify } from "yaml";
 import { DENO_PERMISSIONS } from "../../scripts/deno_permissions.ts";
 import { AdminClient, type Command } from "./_admin.ts";
 import { isToxiCommand, ToxiproxyRunner } from "./_toxiproxy.ts";
+import { type HarnessCluster, startHarnessCluster } from "./_cluster.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const MAIN = join(ROOT, "server/main.ts");
@@ -32,24 +37,32 @@ const TEST_CONFIG: Record<string, unknown> = {
 
 interface Args {
   endpoints: number;
+  /** Nodes behind HAProxy; 0 = one server, as before. */
+  cluster: number;
   prefix: string;
   set: [string[], unknown][];
 }
 
 function usage(): never {
   console.error(
-    "Usage: harness.ts [--endpoints N] [--prefix P] [--set limits.grace_seconds=5 ...]",
+    "Usage: harness.ts [--endpoints N] [--prefix P] [--cluster N] [--set limits.grace_seconds=5 ...]",
   );
   Deno.exit(2);
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { endpoints: 0, prefix: "e", set: [] };
+  const args: Args = {
+    endpoints: 0,
+    prefix: "e",
+    set: [],
+    cluster: Number(Deno.env.get("NIXMSG_HARNESS_CLUSTER") ?? 0),
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = argv[i + 1];
     if (a === "--endpoints" && value) args.endpoints = Number(argv[++i]);
     else if (a === "--prefix" && value) args.prefix = argv[++i];
+    else if (a === "--cluster" && value) args.cluster = Number(argv[++i]);
     else if (a === "--set" && value?.includes("=")) {
       const [key, ...rest] = argv[++i].split("=");
       const raw = rest.join("=");
@@ -61,6 +74,7 @@ function parseArgs(argv: string[]): Args {
     } else usage();
   }
   if (!Number.isInteger(args.endpoints) || args.endpoints < 0) usage();
+  if (!Number.isInteger(args.cluster) || args.cluster < 0) usage();
   return args;
 }
 
@@ -150,6 +164,7 @@ async function serve(env: Record<string, string>, cwd: string, logFile: string) 
 
 async function main(): Promise<void> {
   const args = parseArgs(Deno.args);
+  if (args.cluster > 0) return await clusterMain(args);
   const dir = await Deno.makeTempDir({ prefix: "nixmsg-conformance-" });
   const dataDir = join(dir, "data");
   const configPath = join(dir, "config.yaml");
@@ -205,6 +220,59 @@ async function main(): Promise<void> {
     server.child.status.then((s) => {
       if (!stopping) {
         console.error(`harness: the server exited with ${s.code}`);
+        void stop(1);
+      }
+    });
+    const runner = toxiproxy;
+    await commandLoop((c) => isToxiCommand(c) ? runner.command(c) : admin.command(c as Command));
+  } catch (err) {
+    console.error(`harness: ${err instanceof Error ? err.stack : String(err)}`);
+    await stop(1);
+  }
+  await stop(0);
+}
+
+/** `--cluster N`: the same first line and commands, through HAProxy in front of N nodes. */
+async function clusterMain(args: Args): Promise<void> {
+  const config: Record<string, unknown> = structuredClone(TEST_CONFIG);
+  for (const [path, value] of args.set) merge(config, path, value);
+  const dir = await Deno.makeTempDir({ prefix: "nixmsg-conformance-" });
+  let cluster: HarnessCluster | null = null;
+  let toxiproxy: ToxiproxyRunner | null = null;
+  let stopping: Promise<void> | null = null;
+  const stop = (code: number) => {
+    stopping ??= (async () => {
+      await toxiproxy?.stop().catch(() => {});
+      await cluster?.stop();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      Deno.exit(code);
+    })();
+    return stopping;
+  };
+  for (const sig of ["SIGTERM", "SIGINT"] as const) Deno.addSignalListener(sig, () => stop(0));
+  try {
+    cluster = await startHarnessCluster(args.cluster, config, ROOT);
+    const front = cluster.front;
+    toxiproxy = new ToxiproxyRunner(front, join(dir, "toxiproxy.log"));
+    const admin = await AdminClient.open(`http://${cluster.node1}`, cluster.adminPassword);
+    const endpoints = [];
+    for (let i = 1; i <= args.endpoints; i++) {
+      endpoints.push(await admin.createEndpoint({ id: `${args.prefix}${i}` }));
+    }
+    console.log(JSON.stringify({
+      ws_url: `ws://${front}/mqtt`,
+      tcp_url: `mqtt://${front}`,
+      http_url: `http://${front}`,
+      admin: { password: cluster.adminPassword, cookie: admin.cookie },
+      endpoints,
+      pid: cluster.pids[0],
+      data_dir: cluster.dataDirs[0],
+      log_file: "",
+      cluster: args.cluster,
+    }));
+    void cluster.exited.then(() => {
+      if (!stopping) {
+        console.error("harness: a cluster node exited");
         void stop(1);
       }
     });

@@ -423,6 +423,7 @@ async function startCluster(
     log,
   }, node.handlers());
   messaging.remote = (d, r) => node.remoteWake(d, r);
+  messaging.remoteRevoked = (notices) => node.revokeElsewhere(notices);
   mqtt.remote = { close: (e, reason) => node.closeElsewhere(e, reason) };
   app.remoteFrames = (ids, bytes) => node.postElsewhere(ids, bytes);
   mqtt.listen({
@@ -438,6 +439,7 @@ async function startCluster(
     stop: () =>
       stopping ??= (async () => {
         messaging.remote = null;
+        messaging.remoteRevoked = null;
         messaging.duties = () => false;
         mqtt.remote = null;
         app.remoteFrames = undefined;

@@ -27,6 +27,7 @@ import type { Store } from "../store/store.ts";
 import type { FatalReason } from "../protocol/frames.ts";
 import type { Logger } from "../log/log.ts";
 import type { BusHandler } from "./nats_bus.ts";
+import type { RevokedNotice } from "../app/messaging/effects.ts";
 
 /** Where a committed op's wake-ups for endpoints held by other nodes go. */
 export const WAKE_SUBJECT = "nixmsg.cluster.wake";
@@ -36,6 +37,9 @@ export const LOGIN_SUBJECT = "nixmsg.cluster.login";
 export const CLOSE_SUBJECT = "nixmsg.cluster.close";
 /** Where a live frame (QoS 0, not stored: a group event) for endpoints held elsewhere goes. */
 export const FRAME_SUBJECT = "nixmsg.cluster.frame";
+
+/** Where `revoked` notices owed to connections held by other nodes go (a recall, spec 6.4). */
+export const REVOKE_SUBJECT = "nixmsg.cluster.revoke";
 
 /** Where an endpoint's presence change (online, offline) goes to the other nodes' watchers. */
 export const PRESENCE_SUBJECT = "nixmsg.cluster.presence";
@@ -55,6 +59,12 @@ export interface WakeNotice {
   readonly d: readonly string[];
   /** Endpoints (senders) with new receipts. */
   readonly r: readonly string[];
+}
+
+/** `revoked` notices on {@link REVOKE_SUBJECT}; the node holding `connCode` posts each. */
+export interface RevokeNotice {
+  readonly n: string;
+  readonly r: readonly RevokedNotice[];
 }
 
 /** A login on {@link LOGIN_SUBJECT}. */
@@ -120,6 +130,8 @@ export interface ClusterBus {
 export interface LocalWaker {
   /** Wakes the push loops and receipt pushers this node holds for these endpoints. */
   wakeLocal(deliveries: readonly string[], receipts: readonly string[]): void;
+  /** Posts the `revoked` frames owed to connections held here; others are ignored. */
+  revokeLocal?(notices: readonly RevokedNotice[]): void;
   /** Arms the scheduler for a message due at `sendAt`. */
   scheduled(sendAt: number): void;
 }
@@ -180,6 +192,7 @@ export class ClusterNode {
       [CLOSE_SUBJECT]: (v) => this.#onClose(v),
       [FRAME_SUBJECT]: (v) => this.#onFrame(v),
       [PRESENCE_SUBJECT]: (v) => this.#onPresence(v),
+      [REVOKE_SUBJECT]: (v) => this.#onRevoke(v),
     };
   }
 
@@ -248,6 +261,13 @@ export class ClusterNode {
     this.#bus?.publish(FRAME_SUBJECT, notice);
   }
 
+  /** `revoked` notices for connections not held here: the node holding each posts it. */
+  revokeElsewhere(notices: readonly RevokedNotice[]): void {
+    if (this.#stopped || notices.length === 0) return;
+    const notice: RevokeNotice = { n: this.#o.nodeId, r: notices };
+    this.#bus?.publish(REVOKE_SUBJECT, notice);
+  }
+
   /**
    * This node is stopping and its store rows took `endpointIds` offline (`recovery.startup`):
    * the other nodes' watchers hear it. Works after {@link stop}, while the bus is open.
@@ -297,6 +317,11 @@ export class ClusterNode {
   #onFrame(v: unknown): void {
     if (!isFrame(v) || v.n === this.#o.nodeId) return;
     this.#o.sessions?.postLocal(v.e, new TextEncoder().encode(v.f));
+  }
+
+  #onRevoke(v: unknown): void {
+    if (!isRevoke(v) || v.n === this.#o.nodeId) return;
+    this.#o.waker.revokeLocal?.(v.r);
   }
 
   #onPresence(v: unknown): void {
@@ -429,6 +454,17 @@ function isPresence(v: unknown): v is PresenceNotice {
   const o = v as Record<string, unknown>;
   return typeof o.n === "string" && typeof o.e === "string" && typeof o.o === "boolean" &&
     typeof o.t === "number";
+}
+
+function isRevoke(v: unknown): v is RevokeNotice {
+  if (typeof v !== "object" || v === null) return false;
+  const o = v as Record<string, unknown>;
+  return typeof o.n === "string" && Array.isArray(o.r) && o.r.every((x) => {
+    if (typeof x !== "object" || x === null) return false;
+    const r = x as Record<string, unknown>;
+    return typeof r.endpointId === "string" && typeof r.connCode === "string" &&
+      typeof r.msgId === "string" && typeof r.from === "string" && typeof r.reason === "string";
+  });
 }
 
 function isFrame(v: unknown): v is FrameNotice {

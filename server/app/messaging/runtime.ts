@@ -3,7 +3,7 @@ import type { Conn } from "../connections.ts";
 import type { MqttApp } from "../mqtt_app.ts";
 import type { ReceiptRow } from "../../store/ops/receipts.ts";
 import type { HousekeepingCursor, HousekeepingResult } from "../../store/ops/housekeeping.ts";
-import type { Effects, Messaging } from "./effects.ts";
+import type { Effects, Messaging, RevokedNotice } from "./effects.ts";
 import { Bookkeeping } from "./bookkeeping.ts";
 import { MsgFrameCache, type MsgFrameFields, revokedFrame } from "./frames.ts";
 import { type ClaimTicket, PushLoop } from "./push_loop.ts";
@@ -62,6 +62,8 @@ export class MessagingRuntime implements Messaging {
    * null on a single node.
    */
   remote: ((deliveries: string[], receipts: string[]) => void) | null = null;
+  /** A cluster node's `revoked` notices for connections held elsewhere (issue 30); null on one. */
+  remoteRevoked: ((notices: RevokedNotice[]) => void) | null = null;
   /**
    * A cluster node's share of the duties (issue 30): scheduled dispatch, the expiry cleanup and
    * housekeeping run only while this answers true. Null on a single node (always run).
@@ -122,18 +124,36 @@ export class MessagingRuntime implements Messaging {
     if (this.remote !== null && farDeliveries.length + farReceipts.length > 0) {
       this.remote(farDeliveries, farReceipts);
     }
-    for (const n of fx.revoked ?? []) {
+    // Notices for connections another node holds go there (issue 30); the rest are posted here.
+    const far = (fx.revoked ?? []).filter((n) => n.connCode && !this.#app.conns.get(n.connCode));
+    if (far.length > 0) this.remoteRevoked?.(far);
+    this.#postRevoked(fx.revoked ?? []);
+    // A revoked delivery has ended (dropped, expired, recalled), and so has every delivery a
+    // receipt reports (e.g. expired by the cleanup loop): the message's frame may go.
+    for (const n of fx.revoked ?? []) void this.#frames.release(n.from, n.msgId);
+    if (fx.framesSettled) return;
+    for (const r of fx.receipts ?? []) void this.#frames.release(r.senderId, r.msgId);
+  }
+
+  /**
+   * Another node's `revoked` notices (issue 30): posts those owed to connections held here and
+   * lets their frames go from this node's cache.
+   */
+  revokeLocal(notices: readonly RevokedNotice[]): void {
+    if (this.#stopped) return;
+    this.#postRevoked(notices);
+    for (const n of notices) void this.#frames.release(n.from, n.msgId);
+  }
+
+  /** Posts the `revoked` frames owed to connections held here (best effort, spec 6.4). */
+  #postRevoked(notices: readonly RevokedNotice[]): void {
+    for (const n of notices) {
       const conn = n.connCode ? this.#app.conns.get(n.connCode) : undefined;
       if (!conn || !conn.handshaken) continue;
       // spec 6.4: best effort; the ack of a revoked delivery reports its final state anyway.
       this.#push.get(conn.code)?.acked(n.from, n.msgId);
       this.#mqtt.post(conn, revokedFrame(n), 1);
     }
-    // A revoked delivery has ended (dropped, expired, recalled), and so has every delivery a
-    // receipt reports (e.g. expired by the cleanup loop): the message's frame may go.
-    for (const n of fx.revoked ?? []) void this.#frames.release(n.from, n.msgId);
-    if (fx.framesSettled) return;
-    for (const r of fx.receipts ?? []) void this.#frames.release(r.senderId, r.msgId);
   }
 
   /**
