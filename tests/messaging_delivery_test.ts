@@ -122,8 +122,7 @@ Deno.test("a takeover re-pushes the deliveries pushed but not acked on the old c
 
     // spec 5: a password login from elsewhere takes the endpoint over (MQTT 5 reason 0x8E).
     const b2 = await h.online("b");
-    await b1.until(() => b1.closed, "old connection closed");
-    assert.equal(b1.disconnectPacket?.reasonCode, 0x8e);
+    assert.equal(await b1.closedWith("old connection closed"), 0x8e);
     const msg = await waitMsg(b2, "t1", "t1 re-pushed");
     assert.equal((msg.body as Data).data, "take me");
     assert.deepEqual((await b2.request({ type: "ack", from: "a", id: "t1" })).data, {

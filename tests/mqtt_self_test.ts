@@ -106,8 +106,7 @@ Deno.test("self.login_password returns a new token, kills the old one and the ol
     // The new token logs in (and, as any login, takes the endpoint over: 0x8E).
     const byToken = await online(t.tcpUrl, "dev1", newToken);
     assert.equal(byToken.token, null);
-    await client.until(() => client.closed, "the takeover");
-    assert.equal(client.disconnectPacket?.reasonCode, 0x8e);
+    assert.equal(await client.closedWith("the takeover"), 0x8e);
     await client.close();
     await byToken.client.close();
     const byPassword = await online(t.wsUrl, "dev1", NEW_PW);

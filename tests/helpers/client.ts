@@ -117,6 +117,18 @@ export class TestClient {
     return c;
   }
 
+  /**
+   * Waits until the server closed the connection and returns the reason code of its DISCONNECT
+   * (undefined when none came within the wait). MQTT.js handles the packets of one read one per
+   * tick, so its stream can report the close before the DISCONNECT (and the frames before it)
+   * have been handled: never read `disconnectPacket` right after `closed`.
+   */
+  async closedWith(what: string): Promise<number | undefined> {
+    await this.until(() => this.closed && this.disconnectPacket !== null, what).catch(() => {});
+    if (!this.closed) throw new Error(`${this.id}: not closed: ${what}`);
+    return this.disconnectPacket?.reasonCode;
+  }
+
   get connected(): boolean {
     return this.connack?.reasonCode === 0 && !this.closed;
   }
