@@ -1,6 +1,7 @@
 /**
- * The Deno permission flags of the shipped server, read from `server/deno_permissions.txt`, the
- * one list that `./nixmsg`, `deno task compile`, `scripts/release.ts` and the test helpers use.
+ * The Deno flags of the shipped server (its permissions and `--v8-flags=--expose-gc`), read from
+ * `server/deno_permissions.txt`, the one list that `./nixmsg`, `deno task compile`,
+ * `scripts/release.ts` and the test helpers use.
  *
  * @example
  * ```ts
@@ -16,7 +17,7 @@ export const DENO_PERMISSIONS_FILE = "server/deno_permissions.txt";
 export function parseDenoPermissions(text: string): string[] {
   const flags = text.split("\n").map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("#"));
   for (const f of flags) {
-    if (!/^--[a-z-]+(=\S+)?$/.test(f)) {
+    if (!/^--[a-z0-9-]+(=\S+)?$/.test(f)) {
       throw new Error(`Not a Deno flag in ${DENO_PERMISSIONS_FILE}: ${f}`);
     }
   }

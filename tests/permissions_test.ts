@@ -67,7 +67,7 @@ function unmarkedFlags(text: string): number[] {
 
 /** The permission flags of a command line. */
 function permissionFlags(argv: readonly string[]): string[] {
-  return argv.filter((a) => /^(-A|--allow-.*|--deny-.*|--no-prompt)$/.test(a));
+  return argv.filter((a) => /^(-A|--allow-.*|--deny-.*|--no-prompt|--v8-flags=.*)$/.test(a));
 }
 
 /** The command line of a running process (Linux). */

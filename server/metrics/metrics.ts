@@ -95,6 +95,17 @@ export function countClosedConnection(reason: ClosedConnectionReason): void {
   connectionsClosed.inc({ reason });
 }
 
+const churnGcs = new Counter({
+  name: "nixmsg_churn_gc_total",
+  help: "Full garbage collections run after bursts of closed connections (issue 28)",
+  registers: [shared],
+});
+
+/** Counts one churn GC (server/net/churn_gc.ts). */
+export function countChurnGc(): void {
+  churnGcs.inc();
+}
+
 const openConnections = new Gauge({
   name: "nixmsg_open_connections",
   help: "TCP connections open on the listeners, every protocol",

@@ -17,13 +17,14 @@ import { Acceptor } from "./acceptor.ts";
 import { isTrustedProxy, parseTrustedProxies, peerInfo, type TrustedProxies } from "./client_ip.ts";
 import { ConnLimiter, resolveConnCaps } from "./conn_caps.ts";
 import { readOpenFilesLimit } from "./open_files_limit.ts";
+import { ChurnGc, tuneMemory } from "./churn_gc.ts";
 import { type ConnFacts, dispatchConnection, type DispatchSettings } from "./dispatch.ts";
 import { HttpGuard } from "./http_guard.ts";
 import { addressGroup, normalizeIp, parseIp } from "./ip.ts";
 import { PreAuthGate } from "./pre_auth.ts";
 import { RateLimiter } from "../auth/rate_limit.ts";
 import { LogThrottle } from "../log/throttle.ts";
-import { countClosedConnection } from "../metrics/metrics.ts";
+import { countChurnGc, countClosedConnection } from "../metrics/metrics.ts";
 import { CertReloader } from "./tls_context.ts";
 import type { MqttHandler, PeerInfo } from "./types.ts";
 import { createWsUpgrader, type WsUpgrader } from "./ws_upgrade.ts";
@@ -89,6 +90,8 @@ interface Shared {
   /** The broker's handler behind the pre-login gate. */
   readonly onMqtt: MqttHandler;
   readonly throttle: LogThrottle;
+  /** Frees dead connection buffers under churn (issue 28). */
+  readonly churnGc: ChurnGc;
   /** False once `stopAccepting` ran. */
   readonly accepting: () => boolean;
 }
@@ -232,7 +235,10 @@ async function openEndpoint(
     // A trusted proxy carries many clients: only the total applies to its connections.
     const release = sh.limiter.openConnection(proxy ? null : sh.group(ip));
     if (release === null) return void socket.destroy();
-    socket.once("close", release);
+    socket.once("close", () => {
+      release();
+      sh.churnGc.closed();
+    });
     void dispatchConnection(socket, settings);
   };
   const want = parseListenAddress(configured);
@@ -278,6 +284,12 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
   } else {
     log.warn("No TLS certificate configured: serving plaintext only");
   }
+  const memory = tuneMemory();
+  log.info("Memory settings", {
+    mmap_threshold: memory.mmapThreshold,
+    churn_gc: memory.churnGc,
+    ...(memory.problem === null ? {} : { problem: memory.problem }),
+  });
   const fdLimit = readOpenFilesLimit();
   if (fdLimit.problem !== null) {
     log.warn("Cannot read the open-files limit; connection caps use the fallback", {
@@ -313,6 +325,7 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
     connRateIp: new RateLimiter({ perSecond: config.limits.max_conn_rate_per_ip, maxKeys: 65536 }),
     pre,
     onMqtt,
+    churnGc: new ChurnGc({ onRun: countChurnGc }),
     throttle: new LogThrottle(log),
     trusted,
     certs,
@@ -343,6 +356,7 @@ export async function startListeners(opts: ListenerOptions): Promise<Listeners> 
     sh.ws.close();
     sh.pre.close();
     sh.throttle.close();
+    sh.churnGc.close();
   };
   try {
     endpoints.push(

@@ -155,7 +155,8 @@ export async function startChildServer(
       ...(Deno.env.get("NIXMSG_BENCH_INSPECT")
         ? [`--inspect=${Deno.env.get("NIXMSG_BENCH_INSPECT")}`]
         : []),
-      // NIXMSG_BENCH_V8_FLAGS=... passes V8 flags to the server (e.g. to compare GC settings).
+      // NIXMSG_BENCH_V8_FLAGS=... passes more V8 flags to the server (e.g. to compare GC
+      // settings), after the shipped ones.
       ...(Deno.env.get("NIXMSG_BENCH_V8_FLAGS")
         ? [`--v8-flags=${Deno.env.get("NIXMSG_BENCH_V8_FLAGS")}`]
         : []),

@@ -1,0 +1,156 @@
+/**
+ * Memory under connection churn (issue 28): every TCP connection costs the runtime read buffers
+ * of up to 64 KiB, held by ArrayBuffers that die with the connection but are freed only by V8's
+ * next full GC, which starts once about 64 MiB of such external memory has piled up. Under a
+ * flood of short connections (failed logins, a reconnect storm) that pile sits in RSS.
+ *
+ * Two settings keep it small, both set at start by {@linkcode tuneMemory}:
+ * - glibc's mmap threshold is fixed at 32 KiB, so those buffers are mapped on their own and given
+ *   back to the system when freed, instead of fragmenting the main heap (which cannot shrink past
+ *   a live block);
+ * - {@linkcode ChurnGc} runs a full GC after every {@linkcode CHURN_GC_EVERY} closed connections,
+ *   at most once per {@linkcode CHURN_GC_MIN_INTERVAL_MS}, and a second after a burst's tail, when the
+ *   runtime exposes `gc` (the shipped flags pass `--v8-flags=--expose-gc`,
+ *   server/deno_permissions.txt).
+ *
+ * Measured in docs/RELIABILITY.md, "A cold server's RSS under connection churn".
+ */
+
+/** A full GC after this many closed connections: about 16 MiB of 64 KiB read buffers. */
+export const CHURN_GC_EVERY = 256;
+/** At most one churn GC per this many milliseconds. */
+export const CHURN_GC_MIN_INTERVAL_MS = 200;
+/**
+ * The tail of a burst: this long after a close, a full GC runs if at least
+ * {@linkcode CHURN_GC_IDLE_MIN} connections closed since the last one (about 4 MiB of buffers);
+ * fewer wait for later closes. A trickle of closes costs at most one GC per 64 of them.
+ */
+export const CHURN_GC_IDLE_MS = 1000;
+/** See {@linkcode CHURN_GC_IDLE_MS}. */
+export const CHURN_GC_IDLE_MIN = 64;
+/** glibc's `M_MMAP_THRESHOLD` parameter of `mallopt`. */
+const M_MMAP_THRESHOLD = -3;
+/** Allocations at least this large are mapped on their own (glibc's default is 128 KiB, adaptive). */
+export const MMAP_THRESHOLD_BYTES = 32 * 1024;
+
+/** What {@linkcode tuneMemory} did, for the start-up log. */
+export interface MemoryTuning {
+  /** The fixed mmap threshold in bytes; null when not set (not glibc, or it failed). */
+  mmapThreshold: number | null;
+  /** True when the runtime exposes `gc`, so {@linkcode ChurnGc} runs. */
+  churnGc: boolean;
+  /** Why the mmap threshold was not set, for a debug line; null when set or not applicable. */
+  problem: string | null;
+}
+
+/** The full-GC function V8 exposes with `--expose-gc`, or null. */
+export function exposedGc(): (() => void) | null {
+  const gc = (globalThis as { gc?: unknown }).gc;
+  return typeof gc === "function" ? () => (gc as () => void)() : null;
+}
+
+/**
+ * Fixes glibc's mmap threshold (Linux only) and reports whether churn GCs can run.
+ *
+ * @example
+ * const t = tuneMemory(); // { mmapThreshold: 32768, churnGc: true, problem: null }
+ */
+export function tuneMemory(): MemoryTuning {
+  const churnGc = exposedGc() !== null;
+  if (Deno.build.os !== "linux") return { mmapThreshold: null, churnGc, problem: null };
+  let lib: Deno.DynamicLibrary<{
+    mallopt: { parameters: ["i32", "i32"]; result: "i32" };
+    gnu_get_libc_version: { parameters: []; result: "pointer" };
+  }>;
+  try {
+    // gnu_get_libc_version exists only in glibc: elsewhere (musl) mallopt does nothing useful.
+    lib = Deno.dlopen("libc.so.6", {
+      mallopt: { parameters: ["i32", "i32"], result: "i32" },
+      gnu_get_libc_version: { parameters: [], result: "pointer" },
+    });
+  } catch (err) {
+    return { mmapThreshold: null, churnGc, problem: `not glibc: ${(err as Error).message}` };
+  }
+  try {
+    const ok = lib.symbols.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES) === 1;
+    return ok
+      ? { mmapThreshold: MMAP_THRESHOLD_BYTES, churnGc, problem: null }
+      : { mmapThreshold: null, churnGc, problem: "mallopt(M_MMAP_THRESHOLD) failed" };
+  } finally {
+    lib.close();
+  }
+}
+
+/**
+ * Counts closed connections and runs a full GC after every `every` of them, at most once per
+ * `minIntervalMs`, and `idleMs` after a close when at least `idleMin` closed since the last GC
+ * (the tail of a burst would otherwise wait for V8's own full GC).
+ *
+ * @example
+ * const churn = new ChurnGc();
+ * socket.once("close", () => churn.closed());
+ */
+export class ChurnGc {
+  readonly #gc: (() => void) | null;
+  readonly #every: number;
+  readonly #minIntervalMs: number;
+  readonly #idleMs: number;
+  readonly #idleMin: number;
+  readonly #now: () => number;
+  readonly #onRun: (() => void) | undefined;
+  #count = 0;
+  #last = -Infinity;
+  #idle: ReturnType<typeof setTimeout> | undefined;
+  /** How many GCs this has run. */
+  runs = 0;
+
+  constructor(opts: {
+    gc?: (() => void) | null;
+    every?: number;
+    minIntervalMs?: number;
+    idleMs?: number;
+    idleMin?: number;
+    now?: () => number;
+    /** Called after each GC (the server counts them in `nixmsg_churn_gc_total`). */
+    onRun?: () => void;
+  } = {}) {
+    this.#gc = opts.gc === undefined ? exposedGc() : opts.gc;
+    this.#every = opts.every ?? CHURN_GC_EVERY;
+    this.#minIntervalMs = opts.minIntervalMs ?? CHURN_GC_MIN_INTERVAL_MS;
+    this.#idleMs = opts.idleMs ?? CHURN_GC_IDLE_MS;
+    this.#idleMin = opts.idleMin ?? CHURN_GC_IDLE_MIN;
+    this.#now = opts.now ?? (() => performance.now());
+    this.#onRun = opts.onRun;
+  }
+
+  /** A connection closed. */
+  closed(): void {
+    if (this.#gc === null) return;
+    this.#count++;
+    if (this.#count >= this.#every && this.#now() - this.#last >= this.#minIntervalMs) {
+      return this.#run();
+    }
+    if (this.#idle !== undefined) return;
+    this.#idle = setTimeout(() => {
+      this.#idle = undefined;
+      if (this.#count >= this.#idleMin) this.#run();
+    }, this.#idleMs);
+    Deno.unrefTimer(this.#idle);
+  }
+
+  /** Stops the pending idle GC. */
+  close(): void {
+    clearTimeout(this.#idle);
+    this.#idle = undefined;
+  }
+
+  #run(): void {
+    clearTimeout(this.#idle);
+    this.#idle = undefined;
+    this.#count = 0;
+    this.#last = this.#now();
+    this.runs++;
+    this.#gc!();
+    this.#onRun?.();
+  }
+}
