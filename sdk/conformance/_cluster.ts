@@ -18,6 +18,11 @@ export interface HarnessCluster {
   readonly dataDirs: string[];
   /** Settles when any node exits. */
   readonly exited: Promise<void>;
+  /**
+   * Stops HAProxy, the nodes, and the PostgreSQL it started. With `NIXMSG_HARNESS_LOG_DIR` set,
+   * each node's log (JSON lines, then its stderr) is written there first, as
+   * `<time>-<pid>-node<i>.jsonl`.
+   */
   stop(): Promise<void>;
 }
 
@@ -88,6 +93,17 @@ export async function startHarnessCluster(
     async stop() {
       await hp.stop().catch(() => {});
       await cl.close().catch((err) => console.error(`harness: cluster close: ${err}`));
+      const logDir = Deno.env.get("NIXMSG_HARNESS_LOG_DIR");
+      if (logDir) {
+        await Deno.mkdir(logDir, { recursive: true });
+        const tag = `${Date.now()}-${Deno.pid}`;
+        for (const [i, s] of nodes.entries()) {
+          await Deno.writeTextFile(
+            join(logDir, `${tag}-node${i + 1}.jsonl`),
+            s.logs.map((r) => JSON.stringify(r)).join("\n") + "\n" + s.stderr(),
+          );
+        }
+      }
       await stopPg();
     },
   };

@@ -6,6 +6,7 @@ import type { Duplex } from "node:stream";
 import { connect as tlsConnect, createSecureContext } from "node:tls";
 import { type ConnFacts, dispatchConnection, type DispatchSettings } from "./dispatch.ts";
 import { PROXY_V2_SIGNATURE } from "./proxy_protocol.ts";
+import { patchRead } from "../broker/read_patch.ts";
 import { closeOf, connectTcp, HAS_OPENSSL, makeCert, memoryLog } from "./_test_util.ts";
 import type { MqttConn } from "./types.ts";
 
@@ -166,6 +167,53 @@ Deno.test("a trusted proxy's PROXY v2 header names the MQTT client; the rest is 
     client.destroy();
   });
 });
+
+/**
+ * Reads `stream` the way aedes does (`readable`, then `read()` until null, DESIGN pitfall 4) and
+ * resolves with the first `n` bytes, or with what came within `ms`.
+ */
+function readLikeAedes(stream: Duplex, n: number, ms: number): Promise<number[]> {
+  patchRead(stream);
+  const got: number[] = [];
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(got), ms);
+    const onReadable = () => {
+      let chunk: Buffer | null;
+      while ((chunk = stream.read()) !== null) got.push(...chunk);
+      if (got.length >= n) {
+        clearTimeout(timer);
+        stream.off("readable", onReadable);
+        resolve(got.slice(0, n));
+      }
+    };
+    stream.on("readable", onReadable);
+  });
+}
+
+for (const joined of [true, false]) {
+  Deno.test(`MQTT after a PROXY v2 header ${joined ? "in the same write" : "written apart"}: later packets are read too`, async () => {
+    // issue 30: HAProxy often sends its header and the client's CONNECT in one segment; then the
+    // broker got the CONNECT and never read again (Deno's socket pause stopped the reads).
+    await withDispatch(trustLoopback, async ({ port, firstConn }) => {
+      const client = await connectTcp(port);
+      const connect = [0x10, 0x0c, 0x00];
+      if (joined) client.write(Buffer.concat([PROXY_V2_192_0_2_7, Buffer.from(connect)]));
+      else {
+        client.write(PROXY_V2_192_0_2_7);
+        await new Promise((r) => setTimeout(r, 20));
+        client.write(Buffer.from(connect));
+      }
+      const conn = await firstConn;
+      if (conn.transport !== "tcp") throw new Error("not TCP");
+      const read = readLikeAedes(conn.stream, 6, 3000);
+      // The SUBSCRIBE after the CONNACK, a moment later.
+      await new Promise((r) => setTimeout(r, 50));
+      client.write(Buffer.from([0x82, 0x01, 0x00]));
+      assert.deepEqual(await read, [...connect, 0x82, 0x01, 0x00]);
+      client.destroy();
+    });
+  });
+}
 
 Deno.test("a trusted proxy's PROXY v1 line names the HTTP client", async () => {
   const facts = new WeakMap<Duplex, ConnFacts>();

@@ -14,6 +14,7 @@
  */
 import type { Duplex } from "node:stream";
 import { formatIp, parseIp } from "./ip.ts";
+import { pauseData } from "./sniff.ts";
 
 /** The 12 bytes every v2 header starts with. */
 export const PROXY_V2_SIGNATURE: Uint8Array = new TextEncoder().encode("\r\n\r\n\0\r\nQUIT\n");
@@ -216,7 +217,7 @@ export function readProxyHeader(stream: Duplex, timeoutMs: number): Promise<Prox
       stream.off("end", onGone);
       stream.off("close", onGone);
       stream.off("error", onGone);
-      stream.pause();
+      pauseData(stream);
       if (rest !== null && rest.length > 0) stream.unshift(rest);
       resolve(result);
     };

@@ -5,7 +5,21 @@
  * `unshift`, so whoever gets the stream next reads it from the start. Reading with
  * `once("readable") + read(1)` instead leaves Deno's streams stalled (DESIGN pitfalls 4 and 5).
  */
-import type { Duplex } from "node:stream";
+import { type Duplex, Readable } from "node:stream";
+
+/**
+ * Pauses `stream` the way Node pauses a socket: no more `data` events, while the socket keeps
+ * reading into the stream's buffer (up to its high-water mark). Deno's `net.Socket.prototype.pause`
+ * also stops the socket's reads, which Node does only for sockets made with `onread`, and leaves
+ * the Readable's `reading` flag set when a read was pending. When the chunk that was just handed
+ * out came from the buffer (an earlier `unshift`: the bytes after a PROXY header that arrived in
+ * the same segment), a read is pending, and the socket then never reads again for a consumer that
+ * uses `readable` and `read()` (aedes): the connection stalls after its CONNECT. `resume()` would
+ * restart the reads; `read()` does not. Every sniffing step pauses with this instead.
+ */
+export function pauseData(stream: Duplex): void {
+  Readable.prototype.pause.call(stream);
+}
 
 /** What a connection's first byte says it speaks. */
 export type FirstByteKind = "tls" | "http" | "mqtt" | "other";
@@ -53,7 +67,7 @@ export function sniffFirstChunk(stream: Duplex, timeoutMs: number): Promise<Uint
       resolve(chunk);
     };
     const onData = (chunk: Uint8Array) => {
-      stream.pause();
+      pauseData(stream);
       stream.unshift(chunk);
       finish(chunk.length > 0 ? chunk : null);
     };
