@@ -175,7 +175,7 @@ export function endpointHandlers(d: AdminDeps) {
   async function kick(req: AdminRequest): Promise<void> {
     const id = req.ctx.params.id;
     await item(id);
-    ok(req.ctx, { kicked: mqtt.kick(id) });
+    ok(req.ctx, { kicked: await mqtt.kick(id) });
   }
 
   /** POST /api/admin/endpoints/{id}/reset-login-password: shown once (spec 8). */

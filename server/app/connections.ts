@@ -29,6 +29,11 @@ export interface Conn {
   helloTimer: ReturnType<typeof setTimeout> | null;
   queue: SerialQueue<Uint8Array> | null;
   closed: boolean;
+  /**
+   * An admin close (`fatal` or kick) of this connection is under way: a second one (a cluster
+   * node's store poll after the NATS notice, or two admin actions) does nothing.
+   */
+  closing?: boolean;
 }
 
 /**

@@ -274,37 +274,44 @@ export class MqttApp implements BrokerHooks {
    * A cluster node's link to the other nodes (issue 30): `fatal` and `kick` reach their
    * connections of the endpoint too. Null on a single node.
    */
-  remote: { close(endpointId: string, reason?: FatalReason): void } | null = null;
+  remote: { close(endpointId: string, reason?: FatalReason): Promise<void> | void } | null = null;
 
   /**
    * Sends `fatal` and disconnects the endpoint's current connection (spec 6.8); used by admin
    * disable, delete and password reset. On a cluster node, on the other nodes too.
    */
   async fatal(endpointId: string, reason: FatalReason): Promise<void> {
-    this.remote?.close(endpointId, reason);
+    await this.remote?.close(endpointId, reason);
     await this.fatalLocal(endpointId, reason);
   }
 
-  /** {@link fatal} on this node only (another node's admin asked for it). */
+  /**
+   * {@link fatal} on this node only (another node's admin asked for it, or the store poll found
+   * it). Once per connection: a close already under way is not repeated.
+   */
   async fatalLocal(endpointId: string, reason: FatalReason): Promise<void> {
     const conn = this.#app.conns.current(endpointId);
-    if (!conn) return;
+    if (!conn || conn.closing) return;
+    conn.closing = true;
     await this.#farewell(conn, encodeFrame({ v: 1, type: "fatal", reason }));
   }
 
   /**
    * Disconnects an endpoint's current connection without a frame (admin kick, spec 8); true when
-   * this node held one. On a cluster node the other nodes close theirs too.
+   * this node held one. On a cluster node the kick is recorded in the store and the other nodes
+   * close theirs too.
    */
-  kick(endpointId: string): boolean {
-    this.remote?.close(endpointId);
+  async kick(endpointId: string): Promise<boolean> {
+    await this.remote?.close(endpointId);
     return this.kickLocal(endpointId);
   }
 
-  /** {@link kick} on this node only. */
+  /** {@link kick} on this node only; once per connection, like {@link fatalLocal}. */
   kickLocal(endpointId: string): boolean {
     const conn = this.#app.conns.current(endpointId);
     if (!conn) return false;
+    if (conn.closing) return true;
+    conn.closing = true;
     this.#app.broker.disconnect(conn.code);
     return true;
   }

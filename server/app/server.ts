@@ -71,9 +71,9 @@ export interface ServerOptions {
   historyIntervalMs?: number;
   /** How the store is opened (e.g. `signal`: give up waiting for an unreachable database). */
   store?: Partial<OpenStoreOptions>;
-  /** A cluster node's store poll period (ms); default 1 s. */
+  /** A cluster node's store poll period (ms); replaces `cluster.poll_ms`. */
   clusterPollMs?: number;
-  /** A cluster node's lease length (ms); default 15 s. */
+  /** A cluster node's lease length (ms); replaces `cluster.lease_seconds`. */
   clusterLeaseMs?: number;
 }
 
@@ -382,7 +382,7 @@ async function startCluster(
     nodeId,
     address: p.address,
     version: VERSION,
-    leaseMs: opts.clusterLeaseMs,
+    leaseMs: opts.clusterLeaseMs ?? config.cluster.lease_seconds * 1000,
     connections: () => app.broker.clientCount("ws") + app.broker.clientCount("tcp"),
     log,
     // The other nodes may now treat this one as dead and push its deliveries elsewhere: let the
@@ -410,7 +410,8 @@ async function startCluster(
       reaped: (ids) => presence.reaped(ids),
     },
     log,
-    pollMs: opts.clusterPollMs,
+    pollMs: opts.clusterPollMs ?? config.cluster.poll_ms,
+    reapMs: config.cluster.reap_seconds * 1000,
   });
   // Scheduled dispatch, cleanup and housekeeping on the node holding the duties only.
   messaging.duties = () => node.duties;

@@ -9,10 +9,14 @@
  *   the node publishes it on {@link LOGIN_SUBJECT}. A node holding an older handshaken
  *   connection of that endpoint closes it with 0x8E (session taken over): the last handshake
  *   wins, on every node, by the revision the store gave it.
+ * - **Admin closes.** An admin disable, delete, password reset or kick on any node goes out on
+ *   {@link CLOSE_SUBJECT}; the nodes holding a connection of the endpoint close it as that node
+ *   would. The store records them too (disabled, deleted, `closed_through`), for the poll.
  * - **The poll.** Every `pollMs` the node asks the store which of its endpoints have unpushed
  *   deliveries or unacknowledged receipts and wakes them, closes connections a later handshake
- *   elsewhere superseded, and arms the scheduler for the next due message. A lost NATS message
- *   (NATS down, reconnecting) only delays work until this poll.
+ *   elsewhere superseded or an admin closed (deleted, disabled, or kicked or reset at or after
+ *   their login), and arms the scheduler for the next due message. A lost NATS message (NATS
+ *   down, reconnecting) only delays work until this poll.
  * - **Dead nodes.** Every `reapMs` the node releases the push marks of nodes whose lease in the
  *   store ran out (`node.reap`), so their deliveries are pushed again to wherever the endpoint
  *   reconnects, and takes the endpoints they held offline (the watchers hear it).
@@ -28,6 +32,7 @@ import type { FatalReason } from "../protocol/frames.ts";
 import type { Logger } from "../log/log.ts";
 import type { BusHandler } from "./nats_bus.ts";
 import type { RevokedNotice } from "../app/messaging/effects.ts";
+import type { ClusterLogin } from "../store/queries/cluster.ts";
 
 /** Where a committed op's wake-ups for endpoints held by other nodes go. */
 export const WAKE_SUBJECT = "nixmsg.cluster.wake";
@@ -178,7 +183,15 @@ export class ClusterNode {
   #polling: Promise<void> = Promise.resolve();
   #duties = false;
   /** Counters for tests and logs. */
-  readonly counts = { wakesIn: 0, loginsIn: 0, takenOver: 0, polls: 0, polledWakes: 0 };
+  readonly counts = {
+    wakesIn: 0,
+    loginsIn: 0,
+    takenOver: 0,
+    polls: 0,
+    polledWakes: 0,
+    /** Admin closes this node's poll found (NATS had not brought them). */
+    polledCloses: 0,
+  };
 
   constructor(o: ClusterNodeOptions) {
     this.#o = o;
@@ -237,11 +250,22 @@ export class ClusterNode {
 
   /**
    * An admin closed `endpointId` here (`fatal` with `reason`, or a kick without): the other nodes
-   * close their connection of it too. Lost while NATS is down: a disabled, deleted or reset
-   * endpoint's session token is void in the store, so only an open connection stays.
+   * close their connection of it too. A kick is first recorded in the store (`endpoint.kick`;
+   * the other closes were, by their ops), so that when NATS loses the notice the other nodes'
+   * polls still find it. Resolves once that is done; never rejects.
    */
-  closeElsewhere(endpointId: string, reason?: FatalReason): void {
+  async closeElsewhere(endpointId: string, reason?: FatalReason): Promise<void> {
     if (this.#stopped) return;
+    if (reason === undefined) {
+      try {
+        await this.#o.app.store.run("endpoint.kick", { endpointId });
+      } catch (err) {
+        this.#o.log.warn("Kick not recorded in the store; NATS only", {
+          endpoint: endpointId,
+          error: (err as Error).message,
+        });
+      }
+    }
     const notice: CloseNotice = {
       n: this.#o.nodeId,
       e: endpointId,
@@ -358,6 +382,24 @@ export class ClusterNode {
     this.#o.app.broker.disconnect(conn.code, SESSION_TAKEN_OVER);
   }
 
+  /** Closes `conn` as the admin's node did: `fatal` with `reason`, or a kick (no frame). */
+  #adminClose(conn: Conn, reason: FatalReason | "kick"): void {
+    const sessions = this.#o.sessions;
+    if (sessions === undefined) return;
+    this.counts.polledCloses++;
+    this.#o.log.info("Admin close found by the store poll", {
+      endpoint: conn.endpointId,
+      conn: conn.code,
+      reason,
+    });
+    if (reason === "kick") sessions.kickLocal(conn.endpointId);
+    else {
+      sessions.fatalLocal(conn.endpointId, reason).catch((err) =>
+        this.#o.log.warn("fatal from the store poll failed", { error: (err as Error).message })
+      );
+    }
+  }
+
   #schedule(): void {
     if (this.#stopped) return;
     this.#timer = setTimeout(() => {
@@ -404,19 +446,46 @@ export class ClusterNode {
   async #pollChunk(conns: readonly Conn[]): Promise<void> {
     const { app } = this.#o;
     const ids = conns.map((c) => c.endpointId);
-    // A later handshake on another node (its announcement may have been lost) wins.
-    const times = await app.store.query("presence.times", { ids });
-    const since = new Map(times.map((t) => [t.id, t.online_since]));
+    // What the store says of these logins: admin closes and later handshakes on other nodes
+    // (their NATS notices may have been lost). One query for the whole chunk.
+    const rows = await app.store.query("cluster.logins", { ids });
+    const byId = new Map(rows.map((r) => [r.id, r]));
     for (const c of conns) {
-      const mine = c.onlineSince;
-      const stored = since.get(c.endpointId);
-      if (mine !== undefined && stored != null && Number(stored) > mine) this.#takeOver(c, "store");
+      if (c.closed || c.closing || app.conns.current(c.endpointId) !== c) continue;
+      const verdict = judgeLogin(c.onlineSince, byId.get(c.endpointId));
+      if (verdict === null) continue;
+      if (verdict === "taken_over") this.#takeOver(c, "store");
+      else this.#adminClose(c, verdict);
     }
     const work = await app.store.query("cluster.waiting", { ids, now: app.clock() });
     if (work.deliveries.length + work.receipts.length === 0) return;
     this.counts.polledWakes += work.deliveries.length + work.receipts.length;
     this.#o.waker.wakeLocal(work.deliveries, work.receipts);
   }
+}
+
+/**
+ * What the store's row says of a connection that logged in at revision `mine` (its
+ * `onlineSince`): null to keep it; `deleted` (no row, or a row created after that login: it has
+ * no login as late), `disabled`, the close recorded at or after that login (`closed_reason`), or
+ * `taken_over` (a later login elsewhere). Admin closes come first, as on one node.
+ */
+export function judgeLogin(
+  mine: number | undefined,
+  row: ClusterLogin | undefined,
+): FatalReason | "kick" | "taken_over" | null {
+  if (mine === undefined) return null;
+  if (row === undefined || row.online_since === null || row.online_since < mine) return "deleted";
+  if (!row.enabled) return "disabled";
+  if (row.closed_through !== null && row.closed_through >= mine) {
+    return row.closed_reason === "password_reset"
+      ? "password_reset"
+      : row.closed_reason === "disabled"
+      ? "disabled"
+      : "kick";
+  }
+  if (row.online_since > mine) return "taken_over";
+  return null;
 }
 
 function isStringArray(v: unknown): v is string[] {

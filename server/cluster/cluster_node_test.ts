@@ -216,6 +216,52 @@ Deno.test("the store poll wakes held endpoints with work, closes superseded ones
     assert.equal(node.counts.polls, 1);
   }));
 
+Deno.test("the store poll closes held connections an admin closed elsewhere, as that node did", () =>
+  withRig(async ({ node, conns, store, sessions, kicked, published }) => {
+    const ids = ["d", "e", "f", "g", "h", "i", "j"];
+    for (const id of ids) {
+      await store.run("endpoint.create", {
+        id,
+        name: id,
+        remark: "",
+        source: "admin",
+        loginHash: "x",
+        talkHash: null,
+        defaultDelayMs: 0,
+      });
+    }
+    const since = new Map<string, number>();
+    for (const id of ids) {
+      since.set(id, (await store.run("endpoint.handshake", { endpointId: id })).onlineSince);
+    }
+    // h: kicked before its current login (the kick closed an older one); j: untouched.
+    await store.run("endpoint.kick", { endpointId: "h" });
+    since.set("h", (await store.run("endpoint.handshake", { endpointId: "h" })).onlineSince);
+    for (const id of ids) conns.add(conn(`n1.${id}`, id, since.get(id)));
+    // Done on another node while NATS was down: nothing reached this one.
+    await store.run("endpoint.delete", { endpointId: "d" });
+    await store.run("endpoint.disable", { endpointId: "e" });
+    await store.run("endpoint.reset_password", { endpointId: "f", loginHash: "y" });
+    await store.run("endpoint.kick", { endpointId: "g" });
+    await store.run("endpoint.kick", { endpointId: "i" });
+    // i's close is already under way (its NATS notice came first): not repeated.
+    conns.current("i")!.closing = true;
+    await node.pollNow();
+    assert.deepEqual(sessions, [
+      "fatal d deleted",
+      "fatal e disabled",
+      "fatal f password_reset",
+      "kick g",
+    ]);
+    assert.equal(node.counts.polledCloses, 4);
+    assert.deepEqual(kicked, []);
+    // A kick through this node is recorded in the store before its notice goes out.
+    await node.closeElsewhere("j");
+    assert.deepEqual(published, [[CLOSE_SUBJECT, { n: "n1", e: "j" }]]);
+    const [j] = await store.query("cluster.logins", { ids: ["j"] });
+    assert.deepEqual([j.closed_through, j.closed_reason], [since.get("j"), "kick"]);
+  }));
+
 Deno.test("admin closes and live frames travel to the other nodes and reach their sessions", () =>
   withRig(async ({ node, sessions, published }) => {
     const close = node.handlers()[CLOSE_SUBJECT];
@@ -231,8 +277,8 @@ Deno.test("admin closes and live frames travel to the other nodes and reach thei
       "kick c",
       'post b,c {"type":"group_event"}',
     ]);
-    node.closeElsewhere("b", "password_reset");
-    node.closeElsewhere("c");
+    await node.closeElsewhere("b", "password_reset");
+    await node.closeElsewhere("c");
     node.postElsewhere(["x"], new TextEncoder().encode("{}"));
     node.postElsewhere([], new TextEncoder().encode("{}"));
     assert.deepEqual(published, [

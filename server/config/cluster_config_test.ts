@@ -20,6 +20,9 @@ Deno.test("without a NATS URL the cluster keys are empty and nothing is required
     nats_url: "",
     nats_credentials: "",
     nats_token: "",
+    lease_seconds: 15,
+    poll_ms: 1000,
+    reap_seconds: 5,
   });
   assert.deepEqual(validateConfig({ cluster: null }).cluster, DEFAULT_CONFIG.cluster);
   // A node id alone is harmless on a single node.
@@ -82,12 +85,67 @@ Deno.test("the environment replaces the cluster keys and is named in issues", ()
     nats_url: "nats://10.0.0.5:4222",
     nats_credentials: "",
     nats_token: "t0ken",
+    lease_seconds: 15,
+    poll_ms: 1000,
+    reap_seconds: 5,
   });
   const bad = issuesOf(() => validateConfig({ store: PG }, { [CLUSTER_ENV.nats_url]: "garbage" }));
   assert.deepEqual(bad.map((i) => i.path), [
     "cluster.nats_url (from NIXMSG_NATS_URL)",
     "cluster.node_id",
   ]);
+});
+
+Deno.test("the lease, poll and reap periods are read, checked and may come from the environment", () => {
+  const c = validateConfig({
+    store: PG,
+    cluster: { lease_seconds: 2.5, poll_ms: 200, reap_seconds: 0.5 },
+  });
+  assert.deepEqual(
+    [c.cluster.lease_seconds, c.cluster.poll_ms, c.cluster.reap_seconds],
+    [2.5, 200, 0.5],
+  );
+  const fromEnv = validateConfig({ cluster: { poll_ms: 200 } }, {
+    [CLUSTER_ENV.lease_seconds]: "30",
+    [CLUSTER_ENV.poll_ms]: "500",
+    [CLUSTER_ENV.reap_seconds]: "10",
+  }).cluster;
+  assert.deepEqual([fromEnv.lease_seconds, fromEnv.poll_ms, fromEnv.reap_seconds], [30, 500, 10]);
+
+  // Each bad value is named, with the key it came from.
+  const bad = issuesOf(() =>
+    validateConfig({ cluster: { lease_seconds: 0, poll_ms: 1.5, reap_seconds: "5" } })
+  );
+  assert.deepEqual(bad, [
+    { path: "cluster.lease_seconds", reason: "must be greater than 0" },
+    { path: "cluster.poll_ms", reason: "must be an integer" },
+    { path: "cluster.reap_seconds", reason: "must be a number" },
+  ]);
+  const badEnv = issuesOf(() =>
+    validateConfig({}, { [CLUSTER_ENV.poll_ms]: "soon", [CLUSTER_ENV.reap_seconds]: "-1" })
+  );
+  assert.deepEqual(badEnv, [
+    { path: "cluster.poll_ms (from NIXMSG_CLUSTER_POLL_MS)", reason: "must be an integer" },
+    {
+      path: "cluster.reap_seconds (from NIXMSG_CLUSTER_REAP_SECONDS)",
+      reason: "must be greater than 0",
+    },
+  ]);
+  assert.deepEqual(issuesOf(() => validateConfig({ cluster: { poll_ms: 5 } })), [
+    { path: "cluster.poll_ms", reason: "must be at least 10" },
+  ]);
+
+  // The lease must outlast a poll and a reap, or live nodes would be taken for dead.
+  const short = issuesOf(() =>
+    validateConfig({ cluster: { lease_seconds: 1, poll_ms: 1000, reap_seconds: 5 } })
+  );
+  assert.deepEqual(short.map((i) => i.path), ["cluster.lease_seconds", "cluster.lease_seconds"]);
+  assert.match(short[0].reason, /longer than cluster\.poll_ms/);
+  assert.match(short[1].reason, /longer than cluster\.reap_seconds/);
+  assert.deepEqual(
+    issuesOf(() => validateConfig({}, { [CLUSTER_ENV.lease_seconds]: "4" })).map((i) => i.reason),
+    ["must be longer than cluster.reap_seconds (4 s is not more than 5 s)"],
+  );
 });
 
 Deno.test("loadConfig reads NIXMSG_NODE_ID and NIXMSG_NATS_URL over the file", async () => {

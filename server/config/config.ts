@@ -94,7 +94,15 @@ export const DEFAULT_CONFIG: Config = deepFreeze({
   },
   writer: { max_batch: 256, max_wait_ms: 0 },
   store: { kind: "sqlite", postgres_url: "" },
-  cluster: { node_id: "", nats_url: "", nats_credentials: "", nats_token: "" },
+  cluster: {
+    node_id: "",
+    nats_url: "",
+    nats_credentials: "",
+    nats_token: "",
+    lease_seconds: 15,
+    poll_ms: 1000,
+    reap_seconds: 5,
+  },
   webhooks: {
     allow: [],
     concurrency: 4,
@@ -240,6 +248,9 @@ export const CLUSTER_ENV = Object.freeze(
     nats_url: "NIXMSG_NATS_URL",
     nats_credentials: "NIXMSG_NATS_CREDENTIALS",
     nats_token: "NIXMSG_NATS_TOKEN",
+    lease_seconds: "NIXMSG_CLUSTER_LEASE_SECONDS",
+    poll_ms: "NIXMSG_CLUSTER_POLL_MS",
+    reap_seconds: "NIXMSG_CLUSTER_REAP_SECONDS",
   } as const satisfies Record<keyof ClusterConfig, string>,
 );
 
@@ -256,6 +267,11 @@ export const CONFIG_VALUE_ENV: readonly string[] = Object.freeze([
 const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const NATS_PROTOCOLS = ["nats:", "tls:"];
 
+type ClusterPeriodKey = "lease_seconds" | "poll_ms" | "reap_seconds";
+type ClusterTextKey = Exclude<keyof ClusterConfig, ClusterPeriodKey>;
+/** The store poll: at least 10 ms (tests), at most an hour (a lost notice waits that long). */
+const POLL_MS_RULE: IntRule = { min: 10, max: 3_600_000 };
+
 function readCluster(
   sec: Section,
   env: Record<string, string | undefined>,
@@ -263,13 +279,40 @@ function readCluster(
 ): ClusterConfig {
   const d = DEFAULT_CONFIG.cluster;
   /** The value of `key` and the name issues use for it: the environment wins when set. */
-  const value = (key: keyof ClusterConfig): [string, string] => {
+  const value = (key: ClusterTextKey): [string, string] => {
     const fromEnv = env[CLUSTER_ENV[key]];
     if (fromEnv !== undefined && fromEnv !== "") {
       return [fromEnv, `${key} (from ${CLUSTER_ENV[key]})`];
     }
     return [sec.str(key, d[key]), key];
   };
+  /** A number of `key` (config or environment, which wins), checked by `check`. */
+  const period = (key: ClusterPeriodKey, check: (v: unknown) => Checked<number>): number => {
+    const fromEnv = env[CLUSTER_ENV[key]];
+    if (fromEnv === undefined || fromEnv === "") return sec.read(key, d[key], check);
+    const n = fromEnv.trim() === "" ? NaN : Number(fromEnv);
+    const r = check(Number.isNaN(n) ? fromEnv : n);
+    if (typeof r === "object") return r.ok;
+    sec.issue(`${key} (from ${CLUSTER_ENV[key]})`, r);
+    return d[key];
+  };
+  const lease_seconds = period("lease_seconds", checkSeconds);
+  const poll_ms = period("poll_ms", (v) => checkInt(v, POLL_MS_RULE));
+  const reap_seconds = period("reap_seconds", checkSeconds);
+  // The lease must outlast the checks that act on it: a node renews every third of its lease,
+  // and a live node must not be taken for dead between two polls or two reaps of the others.
+  if (lease_seconds * 1000 <= poll_ms) {
+    sec.issue(
+      "lease_seconds",
+      `must be longer than cluster.poll_ms (${lease_seconds} s is not more than ${poll_ms} ms)`,
+    );
+  }
+  if (lease_seconds <= reap_seconds) {
+    sec.issue(
+      "lease_seconds",
+      `must be longer than cluster.reap_seconds (${lease_seconds} s is not more than ${reap_seconds} s)`,
+    );
+  }
   const [node_id, idKey] = value("node_id");
   const [nats_url, urlKey] = value("nats_url");
   const [nats_credentials] = value("nats_credentials");
@@ -315,7 +358,15 @@ function readCluster(
   if (nats_credentials !== "" && nats_token !== "") {
     sec.issue("nats_token", "set either cluster.nats_credentials or cluster.nats_token, not both");
   }
-  return { node_id, nats_url, nats_credentials, nats_token };
+  return {
+    node_id,
+    nats_url,
+    nats_credentials,
+    nats_token,
+    lease_seconds,
+    poll_ms,
+    reap_seconds,
+  };
 }
 
 /** A checked value, or the reason it was refused. */

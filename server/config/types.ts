@@ -83,7 +83,8 @@ export type StoreKindConfig = "sqlite" | "postgres";
 /**
  * Several nodes behind one address (issue 30): each node's id, and the NATS server that routes
  * between them. Empty `nats_url`: a single node, as before. Each key can come from the
- * environment (NIXMSG_NODE_ID, NIXMSG_NATS_URL, NIXMSG_NATS_CREDENTIALS, NIXMSG_NATS_TOKEN).
+ * environment (NIXMSG_NODE_ID, NIXMSG_NATS_URL, NIXMSG_NATS_CREDENTIALS, NIXMSG_NATS_TOKEN,
+ * NIXMSG_CLUSTER_LEASE_SECONDS, NIXMSG_CLUSTER_POLL_MS, NIXMSG_CLUSTER_REAP_SECONDS).
  */
 export interface ClusterConfig {
   /** This node's id, unique in the cluster; required with `nats_url`. */
@@ -94,6 +95,15 @@ export interface ClusterConfig {
   readonly nats_credentials: string;
   /** A NATS token; exclusive with `nats_credentials`. A secret: never logged or printed. */
   readonly nats_token: string;
+  /**
+   * How long a node's lease in the store lasts (renewed every third of it); a dead node's
+   * deliveries and duties move on after it ran out. Longer than `poll_ms` and `reap_seconds`.
+   */
+  readonly lease_seconds: number;
+  /** How often a node polls the store for work and admin closes NATS may have lost. */
+  readonly poll_ms: number;
+  /** How often a node looks for dead nodes (leases run out) to release their claims. */
+  readonly reap_seconds: number;
 }
 
 /**

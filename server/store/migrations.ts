@@ -111,6 +111,16 @@ CREATE INDEX idx_failure_counters_expires ON failure_counters(expires_at);
 ALTER TABLE nodes ADD COLUMN connections INTEGER NOT NULL DEFAULT 0;
 `;
 
+// Migration 11 (issue 30): admin closes that a cluster node's store poll finds without NATS. An
+// admin disable, password reset or kick records the endpoint's login revision at that moment
+// (`online_since`) in `closed_through` and why in `closed_reason` ('disabled', 'password_reset',
+// 'kick'): every connection that logged in at or before that revision must close. A later login
+// has a later revision and stays. NULL when nothing was closed.
+const SCHEMA_V11_SQL = `
+ALTER TABLE endpoints ADD COLUMN closed_through INTEGER;
+ALTER TABLE endpoints ADD COLUMN closed_reason TEXT;
+`;
+
 /** One embedded schema step (spec 7.7: migrations are embedded, ordered SQL). */
 export interface Migration {
   readonly version: number;
@@ -130,6 +140,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 8, name: "webhooks", sql: SCHEMA_V8_SQL },
   { version: 9, name: "the node holding an endpoint", sql: SCHEMA_V9_SQL },
   { version: 10, name: "failure counters, node connections", sql: SCHEMA_V10_SQL },
+  { version: 11, name: "admin closes by login revision", sql: SCHEMA_V11_SQL },
 ];
 
 /** The schema version this build expects. */

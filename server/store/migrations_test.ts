@@ -88,15 +88,15 @@ Deno.test("a new database gets every table and index of spec 7.7 without a backu
   withDir(async (dir) => {
     const path = join(dir, "nixmsg.db");
     const result = await migrate(path, { backupDir: join(dir, "backup"), now: NOW });
-    assert.deepEqual(result, { from: 0, to: 10, backupPath: null });
-    assert.equal(SCHEMA_VERSION, 10);
-    assert.deepEqual(MIGRATIONS.map((m) => m.version), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    assert.deepEqual(result, { from: 0, to: 11, backupPath: null });
+    assert.equal(SCHEMA_VERSION, 11);
+    assert.deepEqual(MIGRATIONS.map((m) => m.version), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     assert.equal(existsSync(join(dir, "backup")), false);
     readDb(path, (db) => {
       // Migration 2 rebuilt two tables, which moves them in sqlite_master: compare as sets.
       assert.deepEqual(names(db, "table").sort(), [...TABLES].sort());
       assert.deepEqual(names(db, "index").sort(), [...INDEXES].sort());
-      assert.equal(currentVersion(db), 10);
+      assert.equal(currentVersion(db), 11);
       const rows = db.prepare("SELECT version, applied_at FROM schema_migrations ORDER BY version")
         .all();
       assert.deepEqual(rows.map((r) => ({ ...r })), [
@@ -110,6 +110,7 @@ Deno.test("a new database gets every table and index of spec 7.7 without a backu
         { version: 8, applied_at: NOW },
         { version: 9, applied_at: NOW },
         { version: 10, applied_at: NOW },
+        { version: 11, applied_at: NOW },
       ]);
     });
   }));
@@ -119,7 +120,7 @@ Deno.test("an up-to-date database is left alone", () =>
     const path = join(dir, "nixmsg.db");
     await migrate(path, { backupDir: join(dir, "backup"), now: NOW });
     const again = await migrate(path, { backupDir: join(dir, "backup"), now: NOW + 1 });
-    assert.deepEqual(again, { from: 10, to: 10, backupPath: null });
+    assert.deepEqual(again, { from: 11, to: 11, backupPath: null });
     assert.equal(existsSync(join(dir, "backup")), false);
   }));
 

@@ -67,3 +67,56 @@ contractTest("reset_password swaps the hash and kills the session", async (s) =>
     "not_found",
   );
 });
+
+contractTest(
+  "admin closes record the login revision they close through, for a cluster node's poll",
+  async (s) => {
+    await s.addEndpoint("x", { sessionHash: "s" });
+    const logins = async () => await s.query("cluster.logins", { ids: ["x"] });
+    // Never logged in: a kick records nothing to close.
+    assert.deepEqual(await s.run("endpoint.kick", { endpointId: "x" }), { closedThrough: null });
+    const h1 = await s.run("endpoint.handshake", { endpointId: "x" }, T0 + 100);
+    assert.deepEqual(await s.run("endpoint.kick", { endpointId: "x" }, T0 + 150), {
+      closedThrough: h1.onlineSince,
+    });
+    assert.deepEqual(await logins(), [{
+      id: "x",
+      enabled: true,
+      online_since: h1.onlineSince,
+      closed_through: h1.onlineSince,
+      closed_reason: "kick",
+    }]);
+    // A reset closes the same logins for a stronger reason; a kick after it keeps that reason.
+    await s.run("endpoint.reset_password", { endpointId: "x", loginHash: "new" }, T0 + 160);
+    await s.run("endpoint.kick", { endpointId: "x" }, T0 + 170);
+    assert.equal((await logins())[0].closed_reason, "password_reset");
+    // A later login is not closed by them; a kick of it is recorded with its revision.
+    const h2 = await s.run("endpoint.handshake", { endpointId: "x" }, T0 + 200);
+    assert.ok(h2.onlineSince > h1.onlineSince);
+    assert.equal((await logins())[0].closed_through, h1.onlineSince);
+    await s.run("endpoint.kick", { endpointId: "x" }, T0 + 250);
+    assert.deepEqual((await logins())[0], {
+      id: "x",
+      enabled: true,
+      online_since: h2.onlineSince,
+      closed_through: h2.onlineSince,
+      closed_reason: "kick",
+    });
+    // A disable records itself (and enabled = false); enabling again leaves the record.
+    await s.run("endpoint.disable", { endpointId: "x" }, T0 + 300);
+    await s.run("endpoint.enable", { endpointId: "x" }, T0 + 310);
+    assert.deepEqual((await logins())[0], {
+      id: "x",
+      enabled: true,
+      online_since: h2.onlineSince,
+      closed_through: h2.onlineSince,
+      closed_reason: "disabled",
+    });
+    await s.run("endpoint.disable", { endpointId: "x" }, T0 + 320);
+    assert.equal((await logins())[0].enabled, false);
+    // A deleted endpoint is not answered.
+    await s.run("endpoint.delete", { endpointId: "x" }, T0 + 400);
+    assert.deepEqual(await logins(), []);
+    assert.equal(await s.codeOf("endpoint.kick", { endpointId: "x" }), "not_found");
+  },
+);

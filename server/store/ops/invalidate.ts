@@ -16,6 +16,24 @@ import {
 // are listed in `revoked` so the main thread can send best-effort `revoked` frames (spec 6.4).
 // The group rows live here too because deleting an endpoint leaves and hands over its groups.
 
+/** Why an admin closed an endpoint's connections (column `endpoints.closed_reason`). */
+export type CloseReason = "disabled" | "password_reset" | "kick";
+
+/**
+ * The SET clause that records an admin close (issue 30, migration 11): every connection whose
+ * login revision is at most the endpoint's current `online_since` must close, for `reason`. A
+ * cluster node's store poll finds them there when NATS lost the close. A kick does not replace a
+ * stronger reason recorded for the same logins (a reset, then a kick: still `password_reset`).
+ * The same text runs on SQLite and PostgreSQL (SET reads the row as it was).
+ */
+export function closing(reason: CloseReason): string {
+  const kept = reason === "kick"
+    ? `CASE WHEN closed_through IS NOT NULL AND closed_through >= online_since
+    AND closed_reason <> 'kick' THEN closed_reason ELSE 'kick' END`
+    : `'${reason}'`;
+  return `closed_reason = ${kept}, closed_through = online_since`;
+}
+
 const RETURNING = "RETURNING seq, endpoint_id, pushed_conn";
 const SQL_REJECT_TO = `UPDATE deliveries SET state = 'rejected', reason = ?, updated_at = ?
   WHERE endpoint_id = ? AND state = 'pending' ${RETURNING}`;
@@ -34,10 +52,12 @@ const SQL_SCHEDULED_FROM =
   "SELECT seq FROM messages WHERE sender_id = ? AND state = 'scheduled' ORDER BY seq";
 const SQL_ENDPOINT = "SELECT enabled FROM endpoints WHERE id = ?";
 const SQL_DISABLE = `UPDATE endpoints SET enabled = 0, session_hash = NULL,
-  session_issued_at = NULL, session_used_at = NULL WHERE id = ?`;
+  session_issued_at = NULL, session_used_at = NULL, ${closing("disabled")} WHERE id = ?`;
 const SQL_ENABLE = "UPDATE endpoints SET enabled = 1 WHERE id = ? AND enabled = 0";
 const SQL_RESET_LOGIN = `UPDATE endpoints SET login_hash = ?, session_hash = NULL,
-  session_issued_at = NULL, session_used_at = NULL WHERE id = ?`;
+  session_issued_at = NULL, session_used_at = NULL, ${closing("password_reset")} WHERE id = ?`;
+const SQL_KICK = `UPDATE endpoints SET ${closing("kick")} WHERE id = ?
+  RETURNING closed_through`;
 const SQL_MEMBER_IDS =
   "SELECT endpoint_id FROM group_members WHERE group_id = ? ORDER BY endpoint_id";
 const SQL_GROUPS_OF = `SELECT g.id, g.owner_id FROM group_members m
@@ -370,10 +390,31 @@ export function resetPassword(
   return { changed: true };
 }
 
+/**
+ * `endpoint.kick` (spec 8, issue 30): records a kick of the endpoint's current logins, so that a
+ * cluster node holding one of its connections closes it at its next store poll even when the
+ * kick's NATS notice was lost. Changes nothing else; the kick itself is the caller's. Answers the
+ * login revision recorded (null when the endpoint never logged in).
+ *
+ * @throws {OpError} `not_found`.
+ */
+export function kickEndpoint(
+  db: DatabaseSync,
+  args: EndpointArgs,
+  _now: number,
+): { closedThrough: number | null } {
+  const row = prepareCached(db, SQL_KICK).get(args.endpointId) as
+    | { closed_through: number | null }
+    | undefined;
+  if (row === undefined) throw new OpError("not_found");
+  return { closedThrough: row.closed_through };
+}
+
 /** The endpoint invalidation ops, for the writer's registry in `mod.ts`. */
 export const invalidateOps = {
   "endpoint.disable": disableEndpoint,
   "endpoint.enable": enableEndpoint,
   "endpoint.delete": deleteEndpoint,
   "endpoint.reset_password": resetPassword,
+  "endpoint.kick": kickEndpoint,
 };

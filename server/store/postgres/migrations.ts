@@ -67,6 +67,12 @@ CREATE INDEX idx_failure_counters_expires ON failure_counters(expires_at);
 ALTER TABLE nodes ADD COLUMN connections INTEGER NOT NULL DEFAULT 0;
 `;
 
+// Migration 7 (issue 30): admin closes by login revision, for the store poll, as SQLite's 11.
+const PG_SCHEMA_V7_SQL = `
+ALTER TABLE endpoints ADD COLUMN closed_through BIGINT;
+ALTER TABLE endpoints ADD COLUMN closed_reason TEXT COLLATE "C";
+`;
+
 /** Every PostgreSQL migration of this build, oldest first. Append; never edit a released one. */
 export const PG_MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "initial schema (SQLite schema 5)", sql: PG_SCHEMA_V1_SQL },
@@ -79,6 +85,7 @@ export const PG_MIGRATIONS: readonly Migration[] = [
     name: "failure counters, node connections (SQLite schema 10)",
     sql: PG_SCHEMA_V6_SQL,
   },
+  { version: 7, name: "admin closes by login revision (SQLite schema 11)", sql: PG_SCHEMA_V7_SQL },
 ];
 
 /** The PostgreSQL schema version this build expects. */

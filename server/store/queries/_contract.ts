@@ -207,6 +207,14 @@ const CHECKS: { readonly [K in keyof Queries]: Check } = {
       receipts: [],
     });
   },
+  "cluster.logins": async (q) => {
+    // No login yet and no admin close; zz does not exist (a deleted endpoint is not answered).
+    assert.deepEqual(await q("cluster.logins", { ids: ["b", "a", "zz"] }), [
+      { id: "a", enabled: true, online_since: null, closed_through: null, closed_reason: null },
+      { id: "b", enabled: true, online_since: null, closed_through: null, closed_reason: null },
+    ]);
+    assert.deepEqual(await q("cluster.logins", { ids: [] }), []);
+  },
   "presence.times": async (q) => {
     const rows = await q("presence.times", { ids: ["a", "zz"] });
     assert.deepEqual(rows.map((r) => r.id), ["a"]);

@@ -39,7 +39,7 @@ import { anyPendingDelivery, sendKeyExists } from "./messages.ts";
 import { latencyAtRanks, windowCounts } from "./metrics.ts";
 import { listNodes } from "./nodes.ts";
 import { lockoutState, type LockoutStateArgs } from "./lockouts.ts";
-import { waitingWork } from "./cluster.ts";
+import { clusterLogins, waitingWork } from "./cluster.ts";
 import { type AuditFilter, listAudit } from "./audit.ts";
 import { readSetting, type SettingKey } from "./settings.ts";
 import { frameSource, messageStatus, nextDueAt, pendingReceipts } from "./status.ts";
@@ -73,6 +73,7 @@ export const queries = {
   // a cluster node's bounded poll (issue 30)
   "cluster.waiting": (db: Db, a: { ids: readonly string[]; now: number }) =>
     waitingWork(db, a.ids, a.now),
+  "cluster.logins": (db: Db, a: { ids: readonly string[] }) => clusterLogins(db, a.ids),
 
   // webhooks (issue 34)
   "webhook.get": (db: Db, a: { endpointId: string }) => webhookById(db, a.endpointId),

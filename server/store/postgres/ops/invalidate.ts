@@ -7,6 +7,7 @@ import type {
   Voided,
 } from "../../ops/invalidate.ts";
 import type { MessageRow } from "../../ops/receipts.ts";
+import { closing } from "../../ops/invalidate.ts";
 import { OpError } from "../../op_error.ts";
 import type { PgTx } from "../op.ts";
 import { completeEarly, finalize, messageBySeq, noteReceipt } from "./receipts.ts";
@@ -31,10 +32,12 @@ const SQL_SCHEDULED_FROM =
   "SELECT seq FROM messages WHERE sender_id = $1 AND state = 'scheduled' ORDER BY seq";
 const SQL_ENDPOINT = "SELECT enabled FROM endpoints WHERE id = $1";
 const SQL_DISABLE = `UPDATE endpoints SET enabled = 0, session_hash = NULL,
-  session_issued_at = NULL, session_used_at = NULL WHERE id = $1`;
+  session_issued_at = NULL, session_used_at = NULL, ${closing("disabled")} WHERE id = $1`;
 const SQL_ENABLE = "UPDATE endpoints SET enabled = 1 WHERE id = $1 AND enabled = 0";
 const SQL_RESET_LOGIN = `UPDATE endpoints SET login_hash = $1, session_hash = NULL,
-  session_issued_at = NULL, session_used_at = NULL WHERE id = $2`;
+  session_issued_at = NULL, session_used_at = NULL, ${closing("password_reset")} WHERE id = $2`;
+const SQL_KICK = `UPDATE endpoints SET ${closing("kick")} WHERE id = $1
+  RETURNING closed_through`;
 const SQL_MEMBER_IDS =
   "SELECT endpoint_id FROM group_members WHERE group_id = $1 ORDER BY endpoint_id";
 const SQL_GROUPS_OF = `SELECT g.id, g.owner_id FROM group_members m
@@ -268,10 +271,23 @@ export async function resetPassword(
   return { changed: true };
 }
 
+/** `endpoint.kick` (spec 8, issue 30). @throws {OpError} `not_found`. */
+export async function kickEndpoint(
+  t: PgTx,
+  args: EndpointArgs,
+  _now: number,
+): Promise<{ closedThrough: number | null }> {
+  const rows = await t.q<{ closed_through: number | string | null }>(SQL_KICK, [args.endpointId]);
+  if (rows.length === 0) throw new OpError("not_found");
+  const v = rows[0].closed_through;
+  return { closedThrough: v === null ? null : Number(v) };
+}
+
 /** The endpoint invalidation ops. */
 export const pgInvalidateOps = {
   "endpoint.disable": disableEndpoint,
   "endpoint.enable": enableEndpoint,
   "endpoint.delete": deleteEndpoint,
   "endpoint.reset_password": resetPassword,
+  "endpoint.kick": kickEndpoint,
 };

@@ -1,4 +1,4 @@
-import type { WaitingWork } from "../../queries/cluster.ts";
+import { type ClusterLogin, clusterLoginRows, type WaitingWork } from "../../queries/cluster.ts";
 import type { PgReader } from "../op.ts";
 
 // The twin of server/store/queries/cluster.ts: the bounded poll of a cluster node (issue 30).
@@ -20,4 +20,13 @@ export async function waitingWork(
   const d = await r.q<{ endpoint_id: string }>(SQL_WAITING_DELIVERIES, [[...ids], now]);
   const rc = await r.q<{ sender_id: string }>(SQL_WAITING_RECEIPTS, [[...ids]]);
   return { deliveries: d.map((x) => x.endpoint_id), receipts: rc.map((x) => x.sender_id) };
+}
+
+const SQL_LOGINS = `SELECT id, enabled, online_since, closed_through, closed_reason
+  FROM endpoints WHERE id = ANY($1::text[]) ORDER BY id`;
+
+/** `cluster.logins`. */
+export async function clusterLogins(r: PgReader, ids: readonly string[]): Promise<ClusterLogin[]> {
+  if (ids.length === 0) return [];
+  return clusterLoginRows(await r.q<Record<string, unknown>>(SQL_LOGINS, [[...ids]]));
 }

@@ -3,7 +3,7 @@
 import type { QueryImplementations } from "../../store.ts";
 import { listNodes } from "./nodes.ts";
 import { lockoutState } from "./lockouts.ts";
-import { waitingWork } from "./cluster.ts";
+import { clusterLogins, waitingWork } from "./cluster.ts";
 import { listAudit } from "./audit.ts";
 import { dueWebhooks, listWebhooks, webhookBacklog, webhookById } from "../ops/webhooks.ts";
 import type { PgReader } from "../op.ts";
@@ -58,6 +58,7 @@ export const pgQueries: PgQueries = {
   "message.next_due_at": (r, _a) => nextDueAt(r),
   "receipt.pending": (r, a) => pendingReceipts(r, a.senderId, a.afterReceiptId, a.limit),
   "cluster.waiting": (r, a) => waitingWork(r, a.ids, a.now),
+  "cluster.logins": (r, a) => clusterLogins(r, a.ids),
 
   "presence.times": (r, a) => presenceTimes(r, a.ids),
   "directory.list": (r, a) => directoryPage(r, a.cursor, a.limit, a.query),
