@@ -154,7 +154,9 @@ export class NatsBus {
         await nc.flush();
         this.#setUp(true);
         log.info("NATS connected", { url: shown, attempts: attempt });
-        void this.#watch(nc);
+        this.#watch(nc).catch((err) =>
+          log.warn("NATS status watch ended", { error: (err as Error).message })
+        );
         return;
       } catch (err) {
         if (attempt === 1 || attempt % 30 === 0) {
