@@ -90,6 +90,7 @@ Deno.test({
       }, at);
       const atInput = panel.getByTestId("send-at").locator("input");
       await atInput.fill(typed);
+      // Enter confirms the picker and sends nothing (it once submitted the form: a second send).
       await atInput.press("Enter");
       await panel.getByText("请选择发送时刻").waitFor({ state: "detached" });
       await panel.getByRole("button", { name: "发送", exact: true }).click();
@@ -116,6 +117,11 @@ Deno.test({
       await panel.getByRole("button", { name: "发送", exact: true }).click();
       await count(3);
       const both = (await api.get("/api/admin/messages?sender=sender")).data.items as Rec[];
+      assert.equal(
+        both.filter((m) => m.send_at === at).length,
+        1,
+        "one message for the picker's time",
+      );
       assert.equal(both[0].keep, false);
 
       // Import: a bad file fails; the picker stays usable and another file goes through.
