@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { PW } from "./helpers/messaging.ts";
 import { runCli, type ServerProcess, startServerProcess } from "./helpers/server_process.ts";
 import { prepareHome } from "./bench/_load_util.ts";
-import { fetchHttp, type TestResponse } from "../server/net/_test_util.ts";
+import { fetchHttp, type TestResponse, waitFor } from "../server/net/_test_util.ts";
 
 const ADMIN_PW = "the-admin-password-1";
 
@@ -80,13 +80,19 @@ Deno.test("100 wrong admin passwords over one /64 lock the /64 after 10; over ma
     assert.ok((lock.locked_until ?? 0) > Date.now() + 50 * 60_000, JSON.stringify(lock));
     assert.ok((lock.last_locked_at ?? 0) > 0);
 
-    // Both locks are rows of the audit log (操作日志), the /64 with its network.
-    const audit = await fetchHttp(server.port, "/api/admin/audit?action=lockout.start", {
-      headers: { Cookie: cookie },
-    });
-    assert.equal(audit.status, 200, audit.text);
-    const rows = (audit.json as { data: { items: Record<string, string>[] } }).data.items
-      .map((r) => [r.actor, r.target, r.result]);
+    // Both locks are rows of the audit log (操作日志), the /64 with its network. A lock's row is
+    // written through the writer after the lock took effect: wait until two rows are there.
+    let rows: string[][] = [];
+    const readAudit = async () => {
+      const audit = await fetchHttp(server.port, "/api/admin/audit?action=lockout.start", {
+        headers: { Cookie: cookie },
+      });
+      assert.equal(audit.status, 200, audit.text);
+      rows = (audit.json as { data: { items: Record<string, string>[] } }).data.items
+        .map((r) => [r.actor, r.target, r.result]);
+      return rows.length >= 2;
+    };
+    await waitFor(readAudit, "two lockout rows in the audit log", 10_000).catch(() => {});
     assert.deepEqual(
       rows.sort(),
       [
