@@ -58,6 +58,21 @@ interface Rig {
   advance(ms: number): void;
 }
 
+/** Creates admin endpoints `ids` (name = id) in `store`. */
+async function createEndpoints(store: Store, ids: readonly string[]): Promise<void> {
+  for (const id of ids) {
+    await store.run("endpoint.create", {
+      id,
+      name: id,
+      remark: "",
+      source: "admin",
+      loginHash: "x",
+      talkHash: null,
+      defaultDelayMs: 0,
+    });
+  }
+}
+
 async function withRig(fn: (r: Rig) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "nixmsg-cluster-node-" });
   let now = T0;
@@ -176,17 +191,7 @@ Deno.test("wake-ups of other nodes reach the local waker; own and malformed ones
 
 Deno.test("the store poll wakes held endpoints with work, closes superseded ones, arms the scheduler and reaps", () =>
   withRig(async ({ node, conns, store, kicked, woken, scheduled, duties, presence, advance }) => {
-    for (const id of ["a", "b", "c"]) {
-      await store.run("endpoint.create", {
-        id,
-        name: id,
-        remark: "",
-        source: "admin",
-        loginHash: "x",
-        talkHash: null,
-        defaultDelayMs: 0,
-      });
-    }
+    await createEndpoints(store, ["a", "b", "c"]);
     // b and c held here; b has a kept message waiting; a later handshake of c happened elsewhere.
     const hb = await store.run("endpoint.handshake", { endpointId: "b" });
     const hc = await store.run("endpoint.handshake", { endpointId: "c" });
@@ -219,17 +224,7 @@ Deno.test("the store poll wakes held endpoints with work, closes superseded ones
 Deno.test("the store poll closes held connections an admin closed elsewhere, as that node did", () =>
   withRig(async ({ node, conns, store, sessions, kicked, published }) => {
     const ids = ["d", "e", "f", "g", "h", "i", "j"];
-    for (const id of ids) {
-      await store.run("endpoint.create", {
-        id,
-        name: id,
-        remark: "",
-        source: "admin",
-        loginHash: "x",
-        talkHash: null,
-        defaultDelayMs: 0,
-      });
-    }
+    await createEndpoints(store, ids);
     const since = new Map<string, number>();
     for (const id of ids) {
       since.set(id, (await store.run("endpoint.handshake", { endpointId: id })).onlineSince);
@@ -293,15 +288,7 @@ Deno.test("the live node with the smallest id holds the duties; presence changes
   withRig(async ({ node, store, scheduled, duties, presence, published, advance }) => {
     await store.run("node.lease", { nodeId: "n0", address: "x:1", version: "1", leaseMs: 2000 });
     await store.run("node.lease", { nodeId: "n1", address: "x:2", version: "1", leaseMs: 60_000 });
-    await store.run("endpoint.create", {
-      id: "a",
-      name: "a",
-      remark: "",
-      source: "admin",
-      loginHash: "x",
-      talkHash: null,
-      defaultDelayMs: 0,
-    });
+    await createEndpoints(store, ["a"]);
     await store.run("message.submit", {
       ...binaryArgs("s1", { keep: true, ttlSeconds: 3600, sendAt: T0 + 9000 }),
       toId: "a",
