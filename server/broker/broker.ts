@@ -11,6 +11,7 @@ import { type KeepAliveRange, prepareConnect } from "./connect.ts";
 import { Connection, MAX_INFLIGHT } from "./connection.ts";
 import { patchRead } from "./read_patch.ts";
 import { patchBufferList } from "./buffer_list_patch.ts";
+import { patchParser } from "./parser_patch.ts";
 import type {
   AuthResult,
   Broker,
@@ -154,6 +155,7 @@ class AedesBroker implements Broker {
     stream.once("close", () => this.#onClose(c));
     c.client = this.#aedes.handle(stream);
     this.#byClient.set(c.client, c);
+    patchParser(c.client._parser);
     patchBufferList(c.client._parser._list);
     this.#capConnect(c, stream);
     // Inbound taps, in arrival order and ahead of aedes: PUBACKs settle our downlinks; granted
@@ -190,6 +192,8 @@ class AedesBroker implements Broker {
         return parse(buf);
       }
       head = null;
+      // The size is known: later reads go straight to the parser, and this closure is freed.
+      delete (parser as { parse?: unknown }).parse;
       if (length === null || length <= MAX_CONNECT_BYTES) return parse(buf);
       this.#busyLog.line("info", "MQTT connection closed: CONNECT too large", "connect_size", {
         remote: c.remoteAddress,
