@@ -11,6 +11,8 @@ import { type KeepAliveRange, prepareConnect } from "./connect.ts";
 import { Connection, MAX_INFLIGHT } from "./connection.ts";
 import { patchRead } from "./read_patch.ts";
 import { patchBufferList } from "./buffer_list_patch.ts";
+import { patchParser } from "./parser_patch.ts";
+import { KeepAliveTimers } from "./keep_alive.ts";
 import type {
   AuthResult,
   Broker,
@@ -79,6 +81,8 @@ class AedesBroker implements Broker {
   #maxClients: number;
   #maxPacketSize: number;
   #keepAlive: KeepAliveRange;
+  /** Every connection's keep-alive, on one runtime timer (issue 33). */
+  readonly #keepAliveTimers = new KeepAliveTimers();
   // deno-lint-ignore no-explicit-any
   #aedes: any = null;
   #byClient = new WeakMap<AedesClient, Connection>();
@@ -154,6 +158,7 @@ class AedesBroker implements Broker {
     stream.once("close", () => this.#onClose(c));
     c.client = this.#aedes.handle(stream);
     this.#byClient.set(c.client, c);
+    patchParser(c.client._parser);
     patchBufferList(c.client._parser._list);
     this.#capConnect(c, stream);
     // Inbound taps, in arrival order and ahead of aedes: PUBACKs settle our downlinks; granted
@@ -190,6 +195,8 @@ class AedesBroker implements Broker {
         return parse(buf);
       }
       head = null;
+      // The size is known: later reads go straight to the parser, and this closure is freed.
+      delete (parser as { parse?: unknown }).parse;
       if (length === null || length <= MAX_CONNECT_BYTES) return parse(buf);
       this.#busyLog.line("info", "MQTT connection closed: CONNECT too large", "connect_size", {
         remote: c.remoteAddress,
@@ -252,6 +259,7 @@ class AedesBroker implements Broker {
     }
     for (const c of this.#all) c.client.close();
     this.#busyLog.close();
+    this.#keepAliveTimers.close();
     await new Promise<void>((resolve) => this.#aedes.close(() => resolve()));
     await Promise.all([...this.#all].map((c) => c.done));
   }
@@ -386,6 +394,7 @@ class AedesBroker implements Broker {
     const info = c?.info;
     if (!c || !info || c.closed || client.closed) return;
     c.connected = true;
+    this.#shareKeepAlive(c);
     this.#counts[c.transport]++;
     // aedes already started the takeover (0x8E) in registerClient; this catches the rare
     // case where its own table lost track of the old connection.
@@ -409,8 +418,24 @@ class AedesBroker implements Broker {
     c.subscribeDone();
   }
 
+  /**
+   * issue 33: the keep-alive timer aedes armed at CONNECT [MQTT-3.1.2-24] moves to the shared
+   * timer (keep_alive.ts), with the same interval and callback; aedes keeps calling `refresh()` on
+   * it for every packet, and its `clearTimeout` on close does nothing to it (#onClose removes it).
+   */
+  #shareKeepAlive(c: Connection): void {
+    const client = c.client;
+    const timer = client._keepaliveTimer;
+    const onTimeout = timer?._onTimeout;
+    if (!(client._keepaliveInterval > 0) || typeof onTimeout !== "function") return;
+    clearTimeout(timer);
+    c.keepAlive = this.#keepAliveTimers.add(client._keepaliveInterval, onTimeout);
+    client._keepaliveTimer = c.keepAlive;
+  }
+
   #onClose(c: Connection): void {
     c.markClosed();
+    if (c.keepAlive !== null) this.#keepAliveTimers.remove(c.keepAlive);
     this.#all.delete(c);
     if (c.admitted) this.#admitted--;
     const info = c.info;

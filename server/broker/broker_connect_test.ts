@@ -2,7 +2,17 @@ import assert from "node:assert/strict";
 import { once } from "node:events";
 import net from "node:net";
 import type { IConnackPacket, IDisconnectPacket } from "mqtt";
-import { client, encode, end, event, PASSWORD, received, startBroker } from "./_test_utils.ts";
+import { Buffer } from "node:buffer";
+import {
+  client,
+  encode,
+  end,
+  event,
+  PASSWORD,
+  RawClient,
+  received,
+  startBroker,
+} from "./_test_utils.ts";
 import { MAX_PACKET_SIZE } from "./broker.ts";
 
 const transports = ["tcp", "ws"] as const;
@@ -288,3 +298,48 @@ Deno.test("a login that never becomes connected fires abandoned once, after auth
     await t.close();
   }
 });
+
+for (const transport of transports) {
+  Deno.test(`over ${transport} a silent client is closed 1.5 keep-alives after its last packet, and packets keep it open [MQTT-3.1.2-24]`, async () => {
+    const t = await startBroker({ keepAliveMin: 1 });
+    const quiet = await RawClient.open(t.url(transport));
+    const talker = await RawClient.open(t.url(transport));
+    try {
+      const connect = (id: string) => ({
+        cmd: "connect",
+        protocolId: "MQTT",
+        protocolVersion: 5,
+        clientId: id,
+        username: id,
+        password: Buffer.from(PASSWORD),
+        clean: true,
+        keepalive: 1,
+      });
+      const t0 = performance.now();
+      await quiet.send(connect("quiet"));
+      await talker.send(connect("talker"));
+      await quiet.until(() => quiet.of("connack").length === 1, "quiet connack");
+      await talker.until(() => talker.of("connack").length === 1, "talker connack");
+      // The talker pings every 400 ms for 3 s: twice the 1.5 s deadline, never closed.
+      for (let i = 0; i < 8; i++) {
+        await new Promise((r) => setTimeout(r, 400));
+        await talker.send({ cmd: "pingreq" });
+      }
+      await quiet.until(() => quiet.closed, "the quiet client closed");
+      const quietMs = performance.now() - t0;
+      assert.ok(quietMs >= 1500, `closed after ${quietMs.toFixed(0)} ms, not before 1.5 s`);
+      assert.equal(talker.closed, false, "the talker is still open after 3.2 s");
+      assert.ok(talker.of("pingresp").length >= 7);
+      // Then silent: it is closed 1.5 s after its last PINGREQ.
+      const lastPing = performance.now();
+      await talker.until(() => talker.closed, "the talker closed once silent");
+      const talkerMs = performance.now() - lastPing;
+      assert.ok(talkerMs >= 1400 && talkerMs < 4000, `closed ${talkerMs.toFixed(0)} ms after`);
+      await t.log.until(() => t.log.disconnected.length === 2, "both disconnected");
+    } finally {
+      await quiet.close();
+      await talker.close();
+      await t.close();
+    }
+  });
+}

@@ -3,6 +3,7 @@ import process from "node:process";
 import type { Duplex } from "node:stream";
 import { encodePublish, publishWireSize } from "./codec.ts";
 import type { ConnectInfo, PublishOutcome } from "./types.ts";
+import type { KeepAliveHandle } from "./keep_alive.ts";
 
 /** Most unacknowledged QoS 1 downlinks per client (spec 5 MaximumInflight). */
 export const MAX_INFLIGHT = 1024;
@@ -46,6 +47,8 @@ export class Connection {
   /** The `abandoned` hook fired. */
   abandoned = false;
   closed = false;
+  /** Its keep-alive in the broker's shared timer (issue 33), once connected. */
+  keepAlive: KeepAliveHandle | null = null;
   /** Resolves when the stream has closed. */
   readonly done: Promise<void>;
   #resolveDone!: () => void;

@@ -14,6 +14,14 @@
  *   server/deno_permissions.txt).
  *
  * Measured in docs/RELIABILITY.md, "A cold server's RSS under connection churn".
+ *
+ * Growth (issue 33): while many clients log in, V8 lets its heap grow to about twice what is
+ * live before a full GC, so right after a login storm a third of the RSS was garbage of the
+ * handshakes (measured with tests/bench/idle_heap.ts: 38 KiB per connection before a full GC,
+ * 21 KiB after). {@linkcode ChurnGc} also runs a full GC each time the open connections have
+ * grown by {@linkcode GROWTH_GC_SHARE} since the last GC (at least {@linkcode GROWTH_GC_MIN}), and
+ * after the tail of such a burst. A GC costs about what is live, and the steps are geometric, so
+ * all of them together cost a few full GCs of the final heap.
  */
 
 /** A full GC after this many closed connections: about 16 MiB of 64 KiB read buffers. */
@@ -28,6 +36,10 @@ export const CHURN_GC_MIN_INTERVAL_MS = 200;
 export const CHURN_GC_IDLE_MS = 1000;
 /** See {@linkcode CHURN_GC_IDLE_MS}. */
 export const CHURN_GC_IDLE_MIN = 64;
+/** A full GC once the open connections grew by this share of those open at the last GC… */
+export const GROWTH_GC_SHARE = 1 / 8;
+/** …and by at least this many. */
+export const GROWTH_GC_MIN = 256;
 /** glibc's `M_MMAP_THRESHOLD` parameter of `mallopt`. */
 const M_MMAP_THRESHOLD = -3;
 /** Allocations at least this large are mapped on their own (glibc's default is 128 KiB, adaptive). */
@@ -84,10 +96,13 @@ export function tuneMemory(): MemoryTuning {
 /**
  * Counts closed connections and runs a full GC after every `every` of them, at most once per
  * `minIntervalMs`, and `idleMs` after a close when at least `idleMin` closed since the last GC
- * (the tail of a burst would otherwise wait for V8's own full GC).
+ * (the tail of a burst would otherwise wait for V8's own full GC). Counts open connections too:
+ * a full GC when they grew by `growthShare` (at least `growthMin`) since the last GC, at most once
+ * per `minIntervalMs`, and `idleMs` after an open when they grew by at least `idleMin`.
  *
  * @example
  * const churn = new ChurnGc();
+ * churn.opened();
  * socket.once("close", () => churn.closed());
  */
 export class ChurnGc {
@@ -98,7 +113,12 @@ export class ChurnGc {
   readonly #idleMin: number;
   readonly #now: () => number;
   readonly #onRun: (() => void) | undefined;
+  readonly #growthShare: number;
+  readonly #growthMin: number;
   #count = 0;
+  /** Connections open now, and the most open at a GC since the last quiet moment. */
+  #open = 0;
+  #openAtGc = 0;
   #last = -Infinity;
   #idle: ReturnType<typeof setTimeout> | undefined;
   /** How many GCs this has run. */
@@ -113,6 +133,8 @@ export class ChurnGc {
     now?: () => number;
     /** Called after each GC (the server counts them in `nixmsg_churn_gc_total`). */
     onRun?: () => void;
+    growthShare?: number;
+    growthMin?: number;
   } = {}) {
     this.#gc = opts.gc === undefined ? exposedGc() : opts.gc;
     this.#every = opts.every ?? CHURN_GC_EVERY;
@@ -121,19 +143,43 @@ export class ChurnGc {
     this.#idleMin = opts.idleMin ?? CHURN_GC_IDLE_MIN;
     this.#now = opts.now ?? (() => performance.now());
     this.#onRun = opts.onRun;
+    this.#growthShare = opts.growthShare ?? GROWTH_GC_SHARE;
+    this.#growthMin = opts.growthMin ?? GROWTH_GC_MIN;
+  }
+
+  /** A connection opened (call {@linkcode closed} when it closes). */
+  opened(): void {
+    if (this.#gc === null) return;
+    this.#open++;
+    const grown = this.#open - this.#openAtGc;
+    if (
+      grown >= Math.max(this.#growthMin, this.#openAtGc * this.#growthShare) &&
+      this.#now() - this.#last >= this.#minIntervalMs
+    ) {
+      return this.#run();
+    }
+    this.#armIdle();
   }
 
   /** A connection closed. */
   closed(): void {
     if (this.#gc === null) return;
     this.#count++;
+    this.#open = Math.max(0, this.#open - 1);
     if (this.#count >= this.#every && this.#now() - this.#last >= this.#minIntervalMs) {
       return this.#run();
     }
+    this.#armIdle();
+  }
+
+  #armIdle(): void {
     if (this.#idle !== undefined) return;
     this.#idle = setTimeout(() => {
       this.#idle = undefined;
-      if (this.#count >= this.#idleMin) this.#run();
+      const grown = this.#open - this.#openAtGc;
+      if (this.#count >= this.#idleMin || grown >= this.#idleMin) this.#run();
+      // Quiet now: when fewer are open than at the last GC, growth counts from what is open.
+      this.#openAtGc = Math.min(this.#openAtGc, this.#open);
     }, this.#idleMs);
     Deno.unrefTimer(this.#idle);
   }
@@ -148,6 +194,9 @@ export class ChurnGc {
     clearTimeout(this.#idle);
     this.#idle = undefined;
     this.#count = 0;
+    // The most open at a GC until the next quiet moment: under churn at a steady level (a flood
+    // of connections cut and reopened) the close count runs the GCs, not the reopening.
+    this.#openAtGc = Math.max(this.#openAtGc, this.#open);
     this.#last = this.#now();
     this.runs++;
     this.#gc!();

@@ -235,6 +235,7 @@ async function openEndpoint(
     // A trusted proxy carries many clients: only the total applies to its connections.
     const release = sh.limiter.openConnection(proxy ? null : sh.group(ip));
     if (release === null) return void socket.destroy();
+    sh.churnGc.opened();
     socket.once("close", () => {
       release();
       sh.churnGc.closed();

@@ -14,6 +14,8 @@ export class Session {
   #next = 1;
   #waiting = new Map<number, (r: unknown) => void>();
   readonly open: Promise<void>;
+  /** Called with each event (a message without an id), e.g. heap snapshot chunks. */
+  onEvent: ((method: string, params: Record<string, unknown>) => void) | null = null;
 
   constructor(url: string) {
     this.#ws = new WebSocket(url);
@@ -22,8 +24,17 @@ export class Session {
       this.#ws.onerror = () => reject(new Error(`inspector connection to ${url} failed`));
     });
     this.#ws.onmessage = (e) => {
-      const m = JSON.parse(String(e.data)) as { id?: number; result?: unknown; error?: unknown };
-      if (m.id === undefined) return;
+      const m = JSON.parse(String(e.data)) as {
+        id?: number;
+        result?: unknown;
+        error?: unknown;
+        method?: string;
+        params?: Record<string, unknown>;
+      };
+      if (m.id === undefined) {
+        if (m.method !== undefined) this.onEvent?.(m.method, m.params ?? {});
+        return;
+      }
       const done = this.#waiting.get(m.id);
       this.#waiting.delete(m.id);
       done?.(m.error ? { error: m.error } : m.result);
