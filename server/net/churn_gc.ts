@@ -37,7 +37,7 @@ export const CHURN_GC_IDLE_MS = 1000;
 /** See {@linkcode CHURN_GC_IDLE_MS}. */
 export const CHURN_GC_IDLE_MIN = 64;
 /** A full GC once the open connections grew by this share of those open at the last GC… */
-export const GROWTH_GC_SHARE = 1 / 8;
+export const GROWTH_GC_SHARE = 1 / 4;
 /** …and by at least this many. */
 export const GROWTH_GC_MIN = 256;
 /** glibc's `M_MMAP_THRESHOLD` parameter of `mallopt`. */
@@ -120,6 +120,8 @@ export class ChurnGc {
   #open = 0;
   #openAtGc = 0;
   #last = -Infinity;
+  /** When a connection last opened or closed. */
+  #lastEvent = -Infinity;
   #idle: ReturnType<typeof setTimeout> | undefined;
   /** How many GCs this has run. */
   runs = 0;
@@ -151,6 +153,7 @@ export class ChurnGc {
   opened(): void {
     if (this.#gc === null) return;
     this.#open++;
+    this.#lastEvent = this.#now();
     const grown = this.#open - this.#openAtGc;
     if (
       grown >= Math.max(this.#growthMin, this.#openAtGc * this.#growthShare) &&
@@ -166,21 +169,26 @@ export class ChurnGc {
     if (this.#gc === null) return;
     this.#count++;
     this.#open = Math.max(0, this.#open - 1);
+    this.#lastEvent = this.#now();
     if (this.#count >= this.#every && this.#now() - this.#last >= this.#minIntervalMs) {
       return this.#run();
     }
     this.#armIdle();
   }
 
-  #armIdle(): void {
+  #armIdle(delay = this.#idleMs): void {
     if (this.#idle !== undefined) return;
     this.#idle = setTimeout(() => {
       this.#idle = undefined;
+      // Only once the burst is over: `idleMs` without an open or a close. Under a steady stream
+      // of logins a GC every `idleMs` stalled the main thread 100-250 ms each time.
+      const quietIn = this.#lastEvent + this.#idleMs - this.#now();
+      if (quietIn > 0) return this.#armIdle(quietIn);
       const grown = this.#open - this.#openAtGc;
       if (this.#count >= this.#idleMin || grown >= this.#idleMin) this.#run();
       // Quiet now: when fewer are open than at the last GC, growth counts from what is open.
       this.#openAtGc = Math.min(this.#openAtGc, this.#open);
-    }, this.#idleMs);
+    }, delay);
     Deno.unrefTimer(this.#idle);
   }
 

@@ -165,6 +165,41 @@ Deno.test("the tail of a growth burst gets one GC a little later", async () => {
   }
 });
 
+Deno.test("a steady stream of logins gets no idle GC until it stops", async () => {
+  let gcs = 0;
+  let stoppedAt = Infinity;
+  let gcAt = -1;
+  const { promise, resolve } = Promise.withResolvers<void>();
+  const churn = new ChurnGc({
+    gc: () => {
+      gcs++;
+      gcAt = performance.now();
+      resolve();
+    },
+    every: 1000,
+    idleMs: 40,
+    idleMin: 3,
+    growthMin: 100_000,
+  });
+  try {
+    // 30 opens 10 ms apart (300 ms, seven idle periods long), each well inside the idle period.
+    for (let i = 0; i < 30; i++) {
+      churn.opened();
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.equal(gcs, 0, "no idle GC while logins keep coming");
+    stoppedAt = performance.now();
+    let guard: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<void>((r) => (guard = setTimeout(r, 5000)));
+    await Promise.race([promise, late]);
+    clearTimeout(guard);
+    assert.equal(gcs, 1, "one idle GC after the stream stopped, within 5 s");
+    assert.ok(gcAt >= stoppedAt, "it ran after the last login");
+  } finally {
+    churn.close();
+  }
+});
+
 Deno.test("without an exposed gc nothing runs", () => {
   const churn = new ChurnGc({ gc: null, every: 1, idleMs: 1 });
   for (let i = 0; i < 10; i++) churn.closed();
