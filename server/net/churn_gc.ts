@@ -180,10 +180,12 @@ export class ChurnGc {
     if (this.#idle !== undefined) return;
     this.#idle = setTimeout(() => {
       this.#idle = undefined;
-      // Only once the burst is over: `idleMs` without an open or a close. Under a steady stream
-      // of logins a GC every `idleMs` stalled the main thread 100-250 ms each time.
+      // Closed connections' buffers are collected `idleMs` after the first close, as before. A
+      // GC for growth alone waits until the burst is over (`idleMs` without an open or a close):
+      // under a steady stream of logins a GC every `idleMs` stalled the main thread 100-250 ms
+      // each time.
       const quietIn = this.#lastEvent + this.#idleMs - this.#now();
-      if (quietIn > 0) return this.#armIdle(quietIn);
+      if (quietIn > 0 && this.#count < this.#idleMin) return this.#armIdle(quietIn);
       const grown = this.#open - this.#openAtGc;
       if (this.#count >= this.#idleMin || grown >= this.#idleMin) this.#run();
       // Quiet now: when fewer are open than at the last GC, growth counts from what is open.
