@@ -100,10 +100,6 @@ export async function sendAs(
       r = await submit();
     } catch (err) {
       if (!isStale(err)) throw err;
-      // The failed op marked nothing. The retry is a new op, queued later: it takes a new ticket,
-      // since the loop handles its claims in the order they were queued.
-      (ticket as ClaimTicket | null)?.done(null);
-      ticket = null;
       r = await submit(); // the target's talk password changed meanwhile: decide once more
     }
     crashPoint("send_committed");

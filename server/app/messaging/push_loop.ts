@@ -13,19 +13,11 @@ export const BIG_FRAME_BYTES = 64 * 1024;
 /** spec 7.5 step 4: a dropped publish is retried after 1 s. */
 const RETRY_MS = 1000;
 
-/**
- * One claim of this loop's connection queued to the writer: the loop's own `delivery.claim`, or
- * one lent to an `ack` or a `send` (the op also claims, in its transaction). Claims are handled
- * in the order they were queued, which is the order the writer commits them in.
- */
-interface Claim {
-  /** The most deliveries it may claim: window slots reserved for it until it is handled. */
+/** What a lent claim brought back. */
+interface Lent {
+  readonly claimed: readonly ClaimedDelivery[];
   readonly limit: number;
-  readonly own: boolean;
-  /** The ack that lent it frees this in-flight slot when it commits; null otherwise. */
-  readonly freeing: string | null;
-  /** undefined while queued; null when the op failed (nothing marked). */
-  claimed: readonly ClaimedDelivery[] | null | undefined;
+  readonly failed: boolean;
 }
 
 interface Inflight {
@@ -51,9 +43,8 @@ export interface PushDeps {
 
 /**
  * The push loop's claim, lent to the `ack` of one of its deliveries: the ack op also claims what
- * the freed window takes, in the same transaction (issue 19); or to a submit to its endpoint
- * (issue 33). The op must be queued in the same turn the ticket is taken, so that claims reach
- * the writer in the order the loop handles them (spec 7.5: pushes keep their order).
+ * the freed window takes, in the same transaction (issue 19). While it is out the loop claims
+ * nothing itself, so claims stay one at a time and pushes keep their order (spec 7.5).
  */
 export interface ClaimTicket {
   readonly connCode: string;
@@ -72,41 +63,23 @@ function key(from: string, id: string): string {
  * deliveries (the conditional mark is committed before publishing), publishes them QoS 1, and
  * keeps an in-memory ack deadline per pushed delivery, watched by one timer per loop (a timer per
  * push cost a timer set and cleared per message, issue 19).
- *
- * Claims are pipelined (issue 33): every ack may lend a claim for the slot it frees while earlier
- * claims are still queued, so a full window refills with each ack's own commit instead of waiting
- * for the claim before it. The window stays exact: a queued claim reserves `limit` slots until it
- * is handled. Pushes keep their order: the writer commits claims in the order they were queued
- * (both stores queue synchronously in `run`, and a claim is queued in the same turn it is made),
- * each claim marks the oldest unmarked deliveries at its commit, and the loop handles the claims
- * strictly in that order, pushing each claim's deliveries before the next claim's.
  */
 export class PushLoop {
   readonly conn: Conn;
   #d: PushDeps;
   #inflight = new Map<string, Inflight>();
-  /** Claims queued to the writer and not yet handled, in queue order. */
-  #claims: Claim[] = [];
-  /** Window slots held by `#claims`. */
-  #reserved = 0;
-  /** Keys in `#inflight` whose ack is committing with a lent claim that counts their slot. */
-  #freeing = new Set<string>();
-  /** The loop's own `delivery.claim` is queued. */
-  #ownOut = false;
-  /** Something may be pending that no queued claim will see: claim when there is room. */
-  #wanted = false;
-  /** Handling claims in order (pushes may await a frame read). */
-  #draining = false;
+  #running = false;
+  #again = false;
   #stopped = false;
   #retry: ReturnType<typeof setTimeout> | null = null;
   /** Fires at the earliest ack deadline (`#timerAt`) of the pushes in flight, if any. */
   #timer: ReturnType<typeof setTimeout> | null = null;
   #timerAt = 0;
   /**
-   * Deliveries acked while claims are queued or handled, before their push started: a claim and
-   * an ack of the same delivery can commit in one batch, and the ack's answer can go out before
-   * the loop reaches that delivery (on PostgreSQL each frame read awaits the database). They are
-   * never published after that answer. Cleared when the loop rests.
+   * Deliveries acked while the loop claims or pushes, before their push started: a claim and an
+   * ack of the same delivery can commit in one batch, and the ack's answer can go out before the
+   * loop reaches that delivery (on PostgreSQL each frame read awaits the database). They are never
+   * published after that answer. Cleared when the loop rests.
    */
   #ackedEarly = new Set<string>();
 
@@ -123,8 +96,11 @@ export class PushLoop {
   /** Asks the loop to look for pushable deliveries. Cheap to call often. */
   wake(): void {
     if (this.#stopped) return;
-    this.#wanted = true;
-    this.#pump();
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#run();
   }
 
   /**
@@ -134,7 +110,7 @@ export class PushLoop {
   acked(from: string, id: string, refill = true): void {
     const f = this.#inflight.get(key(from, id));
     if (!f) {
-      if (this.#busy) this.#ackedEarly.add(key(from, id));
+      if (this.#running) this.#ackedEarly.add(key(from, id));
       return;
     }
     this.#d.observeAck?.(Math.max(0, this.#d.app.clock() - f.pushedAt));
@@ -143,24 +119,23 @@ export class PushLoop {
   }
 
   /**
-   * Lends a claim to the ack of `from`/`id` on this connection (or, with empty ones, to a
-   * submit to this endpoint), to be queued in the same turn. Null when the window has no room
-   * even after that ack.
+   * Lends the claim to the ack of `from`/`id` on this connection. Null while the loop claims or
+   * pushes itself, or when the window has no room even after that ack.
    */
   lendClaim(from: string, id: string): ClaimTicket | null {
-    if (this.#stopped || this.conn.closed) return null;
-    const k = key(from, id);
-    const freeing = this.#inflight.has(k) && !this.#freeing.has(k) ? k : null;
-    const limit = this.#room() + (freeing === null ? 0 : 1);
+    if (this.#stopped || this.conn.closed || this.#running) return null;
+    const freeing = this.#inflight.has(key(from, id)) ? 1 : 0;
+    const limit = this.#d.app.config.limits.delivery_window - this.#inflight.size + freeing;
     if (limit <= 0) return null;
-    if (freeing !== null) this.#freeing.add(freeing);
-    const claim = this.#queue(limit, false, freeing);
+    this.#running = true;
+    let settled = false;
     return {
       connCode: this.conn.code,
       limit,
       done: (claimed) => {
-        if (claim.claimed !== undefined) return;
-        this.#settle(claim, claimed);
+        if (settled) return;
+        settled = true;
+        void this.#run({ claimed: claimed ?? [], limit, failed: claimed === null });
       },
     };
   }
@@ -174,108 +149,58 @@ export class PushLoop {
     for (const f of [...this.#inflight.values()]) this.#finish(f);
   }
 
-  get #busy(): boolean {
-    return this.#claims.length > 0 || this.#draining;
-  }
-
-  /** Free window slots: neither in flight (except those an ack is freeing) nor reserved. */
-  #room(): number {
-    return this.#d.app.config.limits.delivery_window -
-      (this.#inflight.size - this.#freeing.size) - this.#reserved;
-  }
-
-  #queue(limit: number, own: boolean, freeing: string | null): Claim {
-    const claim: Claim = { limit, own, freeing, claimed: undefined };
-    this.#claims.push(claim);
-    this.#reserved += limit;
-    return claim;
-  }
-
   #finish(f: Inflight): void {
     f.deadline = 0;
     if (f.bigSlot) {
       f.bigSlot = false;
       this.#d.bigFrames.release();
     }
-    const k = key(f.claim.senderId, f.claim.msgId);
-    this.#inflight.delete(k);
-    this.#freeing.delete(k);
+    this.#inflight.delete(key(f.claim.senderId, f.claim.msgId));
     if (this.#inflight.size === 0 && this.#timer) {
       clearTimeout(this.#timer);
       this.#timer = null;
     }
   }
 
-  /** Queues the loop's own claim for the free room, unless one is queued already. */
-  #pump(): void {
-    if (this.#stopped || this.conn.closed || this.#ownOut || !this.#wanted) return;
-    const room = this.#room();
-    if (room <= 0) return; // a freed slot wakes the loop or claims itself
-    this.#wanted = false;
-    this.#ownOut = true;
-    const claim = this.#queue(room, true, null);
-    this.#d.app.store.run("delivery.claim", {
-      endpointId: this.conn.endpointId,
-      connCode: this.conn.code,
-      limit: room,
-    }).then(
-      (r) => this.#settle(claim, r.claimed),
-      (err) => {
-        this.#d.app.log.error("push failed", {
-          conn: this.conn.code,
-          error: (err as Error).message,
-        });
-        this.#settle(claim, null);
-      },
-    );
-  }
-
-  /** A claim's op settled: handle every claim at the head of the queue that has. */
-  #settle(claim: Claim, claimed: readonly ClaimedDelivery[] | null): void {
-    claim.claimed = claimed;
-    if (claim.freeing !== null) this.#freeing.delete(claim.freeing);
-    if (claim.own) this.#ownOut = false;
-    void this.#drain();
-  }
-
-  async #drain(): Promise<void> {
-    if (this.#draining) return;
-    this.#draining = true;
+  async #run(lent: Lent | null = null): Promise<void> {
+    this.#running = true;
+    const { app } = this.#d;
     try {
-      while (this.#claims.length > 0 && this.#claims[0].claimed !== undefined) {
-        const claim = this.#claims.shift()!;
-        const claimed = claim.claimed ?? [];
-        let held = claim.limit;
-        try {
+      if (lent !== null) {
+        for (const c of lent.claimed) {
+          crashPoint("after_mark");
+          await this.#pushOne(c);
+        }
+        // A short claim took everything pending; unless woken meanwhile, the loop rests. A full
+        // one may have left some, and a failed op claimed nothing: look again.
+        if (lent.claimed.length < lent.limit && !lent.failed && !this.#again) return;
+        this.#again = true;
+      }
+      do {
+        this.#again = false;
+        while (!this.#stopped && !this.conn.closed) {
+          const room = app.config.limits.delivery_window - this.#inflight.size;
+          if (room <= 0) break;
+          const { claimed } = await app.store.run("delivery.claim", {
+            endpointId: this.conn.endpointId,
+            connCode: this.conn.code,
+            limit: room,
+          });
           for (const c of claimed) {
-            // Its slot passes from the reservation to the in-flight map as the push starts.
-            held--;
-            this.#reserved--;
             crashPoint("after_mark");
             await this.#pushOne(c);
           }
-        } catch (err) {
-          this.#d.app.log.error("push failed", {
-            conn: this.conn.code,
-            error: (err as Error).message,
-          });
-          this.#scheduleRetry();
-        } finally {
-          this.#reserved -= held;
+          // A short claim took everything pending then; a wake since sets #again.
+          if (claimed.length < room) break;
         }
-        if (claim.claimed === null) {
-          // The op failed and marked nothing: look again, after a pause if it was our own.
-          if (claim.own) this.#scheduleRetry();
-          else this.#wanted = true;
-        } else if (claimed.length >= claim.limit) {
-          this.#wanted = true; // a full claim may have left some
-        }
-      }
+      } while (this.#again && !this.#stopped);
+    } catch (err) {
+      app.log.error("push failed", { conn: this.conn.code, error: (err as Error).message });
+      this.#scheduleRetry();
     } finally {
-      this.#draining = false;
+      this.#running = false;
+      this.#ackedEarly.clear();
     }
-    if (this.#claims.length === 0) this.#ackedEarly.clear();
-    this.#pump();
   }
 
   #scheduleRetry(): void {
