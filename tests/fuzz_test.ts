@@ -11,7 +11,7 @@ import { online, TestClient } from "./helpers/client.ts";
 import { fuzzSeed, hexPreview, Rng } from "./helpers/fuzz_rng.ts";
 import { type MqttLogin, postAuthInput, preAuthInput } from "./helpers/fuzz_mqtt.ts";
 import { wsInput } from "./helpers/fuzz_ws.ts";
-import { type HttpAuth, httpInput } from "./helpers/fuzz_http.ts";
+import { HTTP_CONTROL_EVERY, type HttpAuth, httpControl, httpInput } from "./helpers/fuzz_http.ts";
 import { jsonFrameInput } from "./helpers/fuzz_json.ts";
 import { SessionPool } from "./helpers/fuzz_sessions.ts";
 import {
@@ -217,8 +217,9 @@ Deno.test({
         "http",
         { ...PHASES.http, concurrency: CONCURRENCY },
         (i) => {
-          const input = httpInput(rng, auth);
-          const tls = target.tls && rng.chance(0.15);
+          const control = i % HTTP_CONTROL_EVERY === HTTP_CONTROL_EVERY / 2;
+          const input = control ? httpControl() : httpInput(rng, auth);
+          const tls = !control && target.tls && rng.chance(0.15);
           const raw = rawInput(`#${i} ${input.name}`, [[input.bytes]], { tls }, http500);
           if (i % 100 !== 99) return raw;
           // A fuzzed logout ends the session: log in again now and then.
@@ -267,7 +268,13 @@ Deno.test({
         ["mqtt", "MQTT logins accepted", tags("mqtt", "connack ok"), ran.mqtt * 0.2],
         ["ws", "WebSocket upgrades", tags("ws", "http 101"), ran.ws * 0.3],
         ["ws", "MQTT logins over WebSocket", tags("ws", "http 101, connack ok"), ran.ws * 0.01],
-        ["http", "HTTP 2xx answers", tags("http", "http 2"), ran.http * 0.004],
+        // At least one per control request that ran (the random requests add a few more).
+        [
+          "http",
+          "HTTP 2xx answers",
+          tags("http", "http 2"),
+          Math.floor((ran.http + HTTP_CONTROL_EVERY / 2) / HTTP_CONTROL_EVERY),
+        ],
         ["http", "HTTP errors answered by the app", appErrors, ran.http * 0.2],
         ["json", "JSON frames answered", tags("json", "resp"), ran.json * 0.9],
       ] as const;
