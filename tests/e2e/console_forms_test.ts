@@ -66,7 +66,18 @@ Deno.test({
       await panel.getByRole("button", { name: "发送", exact: true }).click();
       await panel.getByTestId("send-state").getByText("未到发送时刻").waitFor();
       const list = await api.get("/api/admin/messages?sender=sender");
-      const [delayed] = list.data.items as Rec[];
+      // What the sender has sent, for the messages of a failed check.
+      const sent = (items: Rec[]) =>
+        JSON.stringify(items.map((m) => ({
+          id: m.id,
+          state: m.state,
+          keep: m.keep,
+          created_at: m.created_at,
+          send_at: m.send_at,
+        })));
+      const first = list.data.items as Rec[];
+      assert.equal(first.length, 1, `one click, one message: ${sent(first)}`);
+      const [delayed] = first;
       assert.equal(delayed.state, "scheduled");
       assert.equal(delayed.keep, true);
       assert.equal(delayed.ttl_seconds, 600);
@@ -122,7 +133,8 @@ Deno.test({
         1,
         "one message for the picker's time",
       );
-      assert.equal(both[0].keep, false);
+      assert.equal(both.length, 3, `three clicks, three messages: ${sent(both)}`);
+      assert.equal(both[0].keep, false, `the last one is not kept: ${sent(both)}`);
 
       // Import: a bad file fails; the picker stays usable and another file goes through.
       await page.goto(`${t.adminUrl}/endpoints`);
