@@ -89,6 +89,27 @@ export async function prepareHome(
   return home;
 }
 
+/**
+ * Config for `n` clients that log in from 127.0.0.1 and stay idle (the idle benches): caps above
+ * `n`, and the per-address shares and rates (issue 28) lifted to the bench's size.
+ */
+export function manyIdleClients(n: number) {
+  return {
+    limits: {
+      max_clients: n + 100,
+      max_connections_per_ip: n + 100,
+      requests_per_second: 1000,
+      max_unauthenticated_per_ip: n + 100,
+      max_conn_rate_per_ip: 100_000,
+      max_conn_rate: 100_000,
+      max_http_connections_per_ip: 100_000,
+      max_hash_queue: n + 100,
+      max_hash_queue_per_ip: n + 100,
+    },
+    timeouts: { hello_seconds: 60, first_byte_seconds: 30, auth_seconds: 60 },
+  };
+}
+
 /** CPU time and resident memory of a process, from /proc. */
 export interface ProcSample {
   /** user + system CPU time of all threads, in ms. */

@@ -202,7 +202,9 @@ async function serverWsConnections(port: number, token: string): Promise<number>
 }
 
 async function main(): Promise<void> {
-  const { prepareHome, sampleProc, startChildServer } = await import("./_load_util.ts");
+  const { manyIdleClients, prepareHome, sampleProc, startChildServer } = await import(
+    "./_load_util.ts"
+  );
   const { DEFAULT_ARGON2_PARAMS } = await import("../../server/auth/password_pool.ts");
   const o = parseOptions(Deno.args);
   const n = o.connections;
@@ -231,19 +233,7 @@ async function main(): Promise<void> {
   let started = performance.now();
   const home = await prepareHome(
     {
-      limits: {
-        max_clients: n + 100,
-        max_connections_per_ip: n + 100,
-        requests_per_second: 1000,
-        // All from 127.0.0.1 (issue 28): the per-address shares and rates at the bench's size.
-        max_unauthenticated_per_ip: n + 100,
-        max_conn_rate_per_ip: 100_000,
-        max_conn_rate: 100_000,
-        max_http_connections_per_ip: 100_000,
-        max_hash_queue: n + 100,
-        max_hash_queue_per_ip: n + 100,
-      },
-      timeouts: { hello_seconds: 60, first_byte_seconds: 30, auth_seconds: 60 },
+      ...manyIdleClients(n),
       metrics: { token: metricsToken },
     },
     ids,

@@ -14,25 +14,29 @@ import type { MqttClient } from "mqtt";
 import { DENO_PERMISSIONS } from "../../scripts/deno_permissions.ts";
 import { helloLogin } from "./_mqtt_login.ts";
 import { mainTarget, Session } from "./_inspector.ts";
-import { sampleProc } from "./_load_util.ts";
+import { manyIdleClients, sampleProc } from "./_load_util.ts";
 
 const PASSWORD = "idle-heap-1";
+
+/** The parts of a V8 heap snapshot (`HeapProfiler.takeHeapSnapshot`) read here. */
+interface HeapSnapshot {
+  snapshot: {
+    meta: {
+      node_fields: string[];
+      node_types: [string[]];
+      edge_fields: string[];
+      edge_types: [string[]];
+    };
+  };
+  nodes: number[];
+  edges: number[];
+  strings: string[];
+}
 
 async function serve(n: number): Promise<void> {
   const { startTestServer } = await import("../helpers/test_server.ts");
   const ts = await startTestServer({
-    limits: {
-      max_clients: n + 100,
-      max_connections_per_ip: n + 100,
-      requests_per_second: 1000,
-      max_unauthenticated_per_ip: n + 100,
-      max_conn_rate_per_ip: 100_000,
-      max_conn_rate: 100_000,
-      max_http_connections_per_ip: 100_000,
-      max_hash_queue: n + 100,
-      max_hash_queue_per_ip: n + 100,
-    },
-    timeouts: { hello_seconds: 60, first_byte_seconds: 30, auth_seconds: 60 },
+    ...manyIdleClients(n),
   });
   for (let i = 0; i < n; i++) await ts.createEndpoint(`h${i}`, PASSWORD);
   console.log(JSON.stringify({ port: ts.port }));
@@ -55,19 +59,7 @@ async function heapSummary(s: Session, retainersOf: string[] = []): Promise<Map<
   };
   await s.call("HeapProfiler.takeHeapSnapshot", { reportProgress: false });
   s.onEvent = null;
-  const snap = JSON.parse(chunks.join("")) as {
-    snapshot: {
-      meta: {
-        node_fields: string[];
-        node_types: [string[]];
-        edge_fields: string[];
-        edge_types: [string[]];
-      };
-    };
-    nodes: number[];
-    edges: number[];
-    strings: string[];
-  };
+  const snap = JSON.parse(chunks.join("")) as HeapSnapshot;
   const fields = snap.snapshot.meta.node_fields;
   const types = snap.snapshot.meta.node_types[0];
   const [iType, iName, iSize] = ["type", "name", "self_size"].map((f) => fields.indexOf(f));
@@ -90,19 +82,7 @@ async function heapSummary(s: Session, retainersOf: string[] = []): Promise<Map<
 }
 
 function printRetainers(
-  snap: {
-    snapshot: {
-      meta: {
-        node_fields: string[];
-        node_types: [string[]];
-        edge_fields: string[];
-        edge_types: [string[]];
-      };
-    };
-    nodes: number[];
-    edges: number[];
-    strings: string[];
-  },
+  snap: HeapSnapshot,
   names: string[],
 ): void {
   const nf = snap.snapshot.meta.node_fields;
